@@ -1,0 +1,59 @@
+# duocthu — two commands: `make demo` and `make test`. Everything else is optional.
+SHELL := /bin/bash
+PYTHON ?= python3
+UV := $(shell command -v uv 2>/dev/null || echo "$(PYTHON) -m uv")
+VENV := .venv
+PY := $(VENV)/bin/python
+SYNCED := $(VENV)/.synced
+
+.PHONY: setup demo app index test test-fast lint lab bench e2e-deps notebooks clean
+
+setup: $(SYNCED)
+
+$(SYNCED): pyproject.toml uv.lock
+	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 || \
+		{ echo "installing uv (one-off)"; $(PYTHON) -m pip install --quiet --disable-pip-version-check uv; }
+	$(UV) sync --frozen
+	@touch $@
+
+index: setup
+	$(PY) -m duocthu index
+
+demo: setup index app
+
+app: setup
+	$(PY) -m duocthu ask --help >/dev/null
+	$(PY) -m streamlit run app_streamlit.py --server.address 127.0.0.1 --server.port 8501 \
+		--server.headless true --browser.gatherUsageStats false
+
+test: setup e2e-deps
+	$(PY) -m pytest
+
+test-fast: setup
+	$(PY) -m pytest -m "not notebooks and not e2e and not slow"
+
+lint: setup
+	$(VENV)/bin/ruff check duocthu tests app_streamlit.py
+	$(VENV)/bin/mypy duocthu
+
+lab: setup
+	$(PY) -m ipykernel install --user --name duocthu --display-name "duocthu (.venv)" >/dev/null
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1
+
+notebooks: setup
+	$(PY) -m duocthu notebooks run
+
+bench: setup
+	$(PY) -m duocthu bench
+
+# Debian's Chromium for the end-to-end browser test (Playwright drives it; never `playwright install`).
+e2e-deps:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian chromium for the e2e test"; \
+		(apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null; }) \
+		|| echo "chromium could not be installed: the e2e test will be skipped"; \
+	else echo "no /usr/bin/chromium and no apt-get as root: the e2e test will be skipped"; fi
+
+clean:
+	rm -rf .duocthu reports artifacts

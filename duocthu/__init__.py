@@ -1,0 +1,1 @@
+"""duocthu: grounded drug-information assistant over a Vietnamese formulary."""

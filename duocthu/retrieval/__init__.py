@@ -1,0 +1,1 @@
+"""Retrieval: routes over the index, pooling, reverse lookup, patient safety, packing, decision."""

@@ -1,0 +1,146 @@
+"""Vietnamese text normalisation, diacritic folding, word tokens and phrase matching.
+
+Everything that compares user text with formulary text goes through this module, so that
+"hoà"/"hòa", NFD/NFC input and typing without diacritics all meet on the same form.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+_PIECE_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_COMBINING_TONE_MARKS = {"\u0300", "\u0301", "\u0303", "\u0309", "\u0323"}
+
+# Old-style tone placement puts the mark on the second vowel of an open "oa", "oe", "uy"
+# syllable (hoà, khoẻ, thuỷ); the modern style used by the shipped formulary puts it on the
+# first (hòa, khỏe, thủy). The mark stays on the second vowel when a consonant follows (hoàn).
+_OLD_STYLE_TONE_RE = re.compile(
+    r"(?<![qQ])([oOuU])([aAeEyY])([\u0300\u0301\u0303\u0309\u0323])(?![^\W\d_])"
+)
+
+
+def normalize(text: str) -> str:
+    """Return NFC text with modern tone-mark placement and no control characters.
+
+    >>> normalize("ho\\u0300a") == normalize("hòa") == normalize("hoà")
+    True
+    """
+    decomposed = unicodedata.normalize("NFD", text)
+    decomposed = _OLD_STYLE_TONE_RE.sub(_move_tone_to_first_vowel, decomposed)
+    cleaned = "".join(
+        ch if (ch in "\n\t" or unicodedata.category(ch)[0] != "C") else " " for ch in decomposed
+    )
+    return unicodedata.normalize("NFC", cleaned)
+
+
+def _move_tone_to_first_vowel(match: re.Match[str]) -> str:
+    first, second, tone = match.group(1), match.group(2), match.group(3)
+    return f"{first}{tone}{second}"
+
+
+def fold(text: str) -> str:
+    """Lower-case, strip diacritics, map đ→d: the form used for diacritic-insensitive matching.
+
+    >>> fold("Đau dạ dày")
+    'dau da day'
+    """
+    decomposed = unicodedata.normalize("NFD", text.lower())
+    stripped = "".join(ch for ch in decomposed if unicodedata.category(ch) != "Mn")
+    return stripped.replace("đ", "d").replace("Đ", "d")
+
+
+def words(text: str) -> list[str]:
+    """Word-boundary tokens of normalised, lower-cased text (diacritics kept)."""
+    return _WORD_RE.findall(normalize(text).lower())
+
+
+def folded_words(text: str) -> list[str]:
+    """Word-boundary tokens of folded text: the unit of every lexical match."""
+    return _WORD_RE.findall(fold(normalize(text)))
+
+
+def has_diacritics(word: str) -> bool:
+    return fold(word) != word.lower()
+
+
+def find_phrase(haystack: Sequence[str], phrase: Sequence[str]) -> int:
+    """Position of the first contiguous occurrence of ``phrase`` in ``haystack`` tokens, or -1.
+
+    Tokens are whole words, so a phrase never matches across or inside a word boundary.
+    """
+    n = len(phrase)
+    if n == 0 or n > len(haystack):
+        return -1
+    first = phrase[0]
+    for start in range(len(haystack) - n + 1):
+        if haystack[start] == first and list(haystack[start : start + n]) == list(phrase):
+            return start
+    return -1
+
+
+def token_matches(query_word: str, phrase_word: str) -> bool:
+    """Diacritic-insensitive only where the user typed without diacritics.
+
+    "lieu" matches "liều"; "liệu" (as in "liệu pháp") does not match "liều".
+    """
+    if has_diacritics(query_word):
+        return query_word == phrase_word
+    return query_word == fold(phrase_word)
+
+
+def find_phrase_accent_aware(query: Sequence[str], phrase: Sequence[str]) -> int:
+    """Like :func:`find_phrase`, comparing each word with :func:`token_matches`."""
+    n = len(phrase)
+    if n == 0 or n > len(query):
+        return -1
+    for start in range(len(query) - n + 1):
+        if all(token_matches(query[start + i], phrase[i]) for i in range(n)):
+            return start
+    return -1
+
+
+def count_tokens(text: str) -> int:
+    """Estimate of model tokens, used for evidence packing budgets.
+
+    Each word or punctuation piece costs ``ceil(len/4)`` tokens, at least one. On the demo
+    formulary this over-counts the e5 (XLM-R) tokenizer by a few percent, which is the safe
+    direction for a budget (measured in notebook 04).
+    """
+    return sum(max(1, math.ceil(len(piece) / 4)) for piece in _PIECE_RE.findall(text))
+
+
+# Function words that carry no clinical meaning; lexical scoring ignores them so a match on
+# "của", "cho", "người" cannot make an unrelated chunk look supported. They are compared with
+# their diacritics; a word typed without diacritics is dropped only when its folded form
+# cannot also be a clinical word ("da" may be "dạ" or "da"/"dạ dày", "con" may be "còn" or
+# "cho con bú", "nao" may be "nào" or "não").
+STOPWORDS_ACCENTED: frozenset[str] = frozenset(
+    normalize(w)
+    for w in """
+    và của cho có không là thì mà với được bị khi nào gì sao thế này đó các những một
+    người bệnh thuốc dùng uống trong ngoài trên dưới để làm hay hoặc nếu vậy rồi còn
+    đang đã sẽ cần nên phải ạ ơi nhé nhỉ à ừ vâng bác sĩ anh chị tôi mình bạn ai
+    nhiêu mấy như từ ra vào lúc sau trước cùng theo về hỏi xin biết muốn
+    """.split()
+)
+_FOLDED_COLLISIONS = frozenset(
+    "da co con nao may bao tu de trong than ra sau truoc nen lam ban chi anh mat".split()
+)
+STOPWORDS: frozenset[str] = frozenset(fold(w) for w in STOPWORDS_ACCENTED) - _FOLDED_COLLISIONS
+"""Folded stopwords safe to drop from text typed without diacritics."""
+
+
+def content_words(text: str) -> list[str]:
+    """Folded words that carry meaning, in order, duplicates kept."""
+    kept = []
+    for word in words(text):
+        if word in STOPWORDS_ACCENTED:
+            continue
+        if not has_diacritics(word) and word in STOPWORDS:
+            continue
+        kept.append(fold(word))
+    return kept

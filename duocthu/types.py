@@ -1,0 +1,159 @@
+"""Value objects passed between pipeline stages. Frozen: a stage never edits another's output."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+_POINT_NAMESPACE = uuid.UUID("6f1d8a52-3c1e-4b7e-9a57-0d5c6b1e2f10")
+
+
+class ChunkKind(StrEnum):
+    PROSE = "prose"
+    BLOCK = "block"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One indexed unit: a part of one section of one monograph. Its payload is the contract."""
+
+    doc_id: str
+    drug_id: str
+    display_name: str
+    section_key: str
+    section_title: str
+    part_index: int
+    chunk_kind: ChunkKind
+    text: str
+    text_folded: str
+    source_refs: tuple[str, ...]
+    requires_visual_check: bool = False
+    has_quarantined_content: bool = False
+    parent_id: str | None = None
+    atc_codes: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+    @staticmethod
+    def make_doc_id(drug_id: str, section_key: str, part_index: int) -> str:
+        return f"{drug_id}__{section_key}__{part_index}"
+
+    @property
+    def point_id(self) -> str:
+        """Deterministic Qdrant point id, so re-indexing the same chunk is idempotent."""
+        return str(uuid.uuid5(_POINT_NAMESPACE, self.doc_id))
+
+    @property
+    def needs_visual_check(self) -> bool:
+        return self.requires_visual_check or self.has_quarantined_content
+
+    def payload(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["chunk_kind"] = self.chunk_kind.value
+        data["source_refs"] = list(self.source_refs)
+        data["atc_codes"] = list(self.atc_codes)
+        data["aliases"] = list(self.aliases)
+        # Every ATC prefix (C, C09, C09A, C09AA, C09AA02) so a class filter is an exact match.
+        data["atc_levels"] = sorted(
+            {code[:n] for code in self.atc_codes for n in (1, 3, 4, 5, 7) if len(code) >= n}
+        )
+        return data
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> Chunk:
+        return cls(
+            doc_id=payload["doc_id"],
+            drug_id=payload["drug_id"],
+            display_name=payload["display_name"],
+            section_key=payload["section_key"],
+            section_title=payload["section_title"],
+            part_index=int(payload["part_index"]),
+            chunk_kind=ChunkKind(payload["chunk_kind"]),
+            text=payload["text"],
+            text_folded=payload["text_folded"],
+            source_refs=tuple(payload.get("source_refs") or ()),
+            requires_visual_check=bool(payload.get("requires_visual_check", False)),
+            has_quarantined_content=bool(payload.get("has_quarantined_content", False)),
+            parent_id=payload.get("parent_id"),
+            atc_codes=tuple(payload.get("atc_codes") or ()),
+            aliases=tuple(payload.get("aliases") or ()),
+        )
+
+
+class ScoreKind(StrEnum):
+    """What a hit's score means; scores of different kinds must never be compared."""
+
+    EXACT = "exact"  # 1.0 by construction: an exact payload-filter match
+    SIMILARITY = "similarity"  # cosine similarity of e5 vectors
+    LEXICAL_COUNT = "lexical_count"  # count of distinct matched query tokens
+    BM25 = "bm25"
+    RRF = "rrf"  # reciprocal-rank fusion of dense and BM25
+    PHRASE = "phrase"  # 1 + 1/(1+position) + 1/(1 + words/40)
+    RERANK = "rerank"
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk: Chunk
+    score: float
+    score_kind: ScoreKind
+    route: str
+    display_text: str | None = None  # text with a 【display name】 prefix on the overview route
+
+    @property
+    def doc_id(self) -> str:
+        return self.chunk.doc_id
+
+    @property
+    def text(self) -> str:
+        return self.display_text if self.display_text is not None else self.chunk.text
+
+    def rescored(self, score: float, score_kind: ScoreKind) -> Hit:
+        return replace(self, score=score, score_kind=score_kind)
+
+
+class Outcome(StrEnum):
+    ANSWERABLE = "answerable"
+    ABSTAIN = "abstain"
+    VERIFY_PDF = "verify_pdf"
+    CLARIFY = "clarify"
+
+
+@dataclass(frozen=True)
+class Decision:
+    outcome: Outcome
+    reason: str
+
+
+@dataclass(frozen=True)
+class EvidencePack:
+    """Evidence in the order it is used, and what did not fit the token budget."""
+
+    hits: tuple[Hit, ...]
+    omitted_evidence_ids: tuple[str, ...] = ()
+    tokens_used: int = 0
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    route: str
+    pack: EvidencePack
+    decision: Decision
+    steps: tuple[str, ...] = ()
+    failures: tuple[str, ...] = ()
+
+    @property
+    def hits(self) -> tuple[Hit, ...]:
+        return self.pack.hits
+
+
+@dataclass(frozen=True)
+class DrugCandidate:
+    """A drug found by reverse lookup, with the chunks that named the indication."""
+
+    drug_id: str
+    display_name: str
+    score: float
+    hits: tuple[Hit, ...] = field(default_factory=tuple)
