@@ -17,9 +17,10 @@ _COMBINING_TONE_MARKS = {"\u0300", "\u0301", "\u0303", "\u0309", "\u0323"}
 
 # Old-style tone placement puts the mark on the second vowel of an open "oa", "oe", "uy"
 # syllable (hoà, khoẻ, thuỷ); the modern style used by the shipped formulary puts it on the
-# first (hòa, khỏe, thủy). The mark stays on the second vowel when a consonant follows (hoàn).
+# first (hòa, khỏe, thủy). The mark stays on the second vowel when a consonant follows (hoàn)
+# or when that vowel carries its own mark (hoặc, thuật: NFD puts the dot below before the breve).
 _OLD_STYLE_TONE_RE = re.compile(
-    r"(?<![qQ])([oOuU])([aAeEyY])([\u0300\u0301\u0303\u0309\u0323])(?![^\W\d_])"
+    r"(?<![qQ])([oOuU])([aAeEyY])([\u0300\u0301\u0303\u0309\u0323])(?![\u0300-\u036f]|[^\W\d_])"
 )
 
 

@@ -1,0 +1,3 @@
+from duocthu.cli import main
+
+raise SystemExit(main())

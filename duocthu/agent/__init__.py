@@ -1,0 +1,1 @@
+"""The agent: query understanding → routing table → retrieval → grounded answer."""

@@ -1,0 +1,132 @@
+"""What the user reads: clarify questions, abstentions and reason texts, in plain Vietnamese."""
+
+from __future__ import annotations
+
+from duocthu.agent.frame import QueryFrame
+from duocthu.text import fold
+
+DEMO_NOTICE = (
+    "Dữ liệu minh họa do dự án duocthu biên soạn, không phải văn bản Dược thư Quốc gia, "
+    "không dùng cho quyết định lâm sàng."
+)
+
+SMALLTALK_REPLY = (
+    "Xin chào! Tôi là trợ lý tra cứu thuốc của duocthu. Bạn có thể hỏi về liều dùng, chống chỉ định, "
+    "tác dụng phụ, tương tác thuốc… của một thuốc trong Dược thư (bản demo), hoặc hỏi thuốc nào có chỉ "
+    "định cho một bệnh. " + DEMO_NOTICE
+)
+
+REASON_TEXT: dict[str, str] = {
+    "grounded_evidence_available": "Có bằng chứng trong Dược thư (bản demo) và câu trả lời đã qua kiểm tra trích dẫn.",
+    "visual_verification_required": "Bằng chứng có bảng chưa được đối chiếu với bản in: cần kiểm tra trang PDF.",
+    "smalltalk": "Lời chào — không cần tra cứu.",
+    "out_of_scope": "Ngoài phạm vi: duocthu chỉ trả lời câu hỏi về thuốc trong Dược thư (bản demo).",
+    "drug_not_in_formulary": "Thuốc được hỏi không có trong Dược thư (bản demo).",
+    "no_drug": "Chưa rõ bạn hỏi về thuốc nào.",
+    "missing_attribute": "Chưa rõ bạn muốn biết thông tin gì về thuốc.",
+    "missing_population": "Cần biết người dùng thuốc là người lớn hay trẻ em để chọn đúng liều.",
+    "missing_pediatric_age_or_weight": "Liều cho trẻ phụ thuộc cả tuổi và cân nặng: cần đủ cả hai.",
+    "needs_more_info": "Câu hỏi cần thêm thông tin.",
+    "understanding_unavailable": "Lỗi hệ thống khi phân tích câu hỏi; không đoán thay bạn.",
+    "ambiguous_condition": "Tên bệnh/triệu chứng quá rộng để tra chỉ định.",
+    "unsupported_reverse_relation": "Chỉ hỗ trợ tra thuốc theo chỉ định, không theo chống chỉ định hay tác dụng gây bệnh.",
+    "no_condition": "Chưa rõ triệu chứng cần tra.",
+    "no_indication": "Chưa rõ bệnh cần tra.",
+    "no_interaction_evidence": "Không thấy thông tin tương tác trong mục Tương tác thuốc của từng thuốc.",
+    "no_indication_evidence": "Không thấy thuốc nào có chỉ định này trong Dược thư (bản demo).",
+    "insufficient_safety_evidence": "Không có bằng chứng an toàn cho hoàn cảnh của người bệnh.",
+    "parent_hydration_failed": "Không tìm thấy đoạn văn bằng chứng.",
+    "missing_provenance": "Bằng chứng thiếu nguồn (trang sách) nên không dùng.",
+    "insufficient_retrieval_score": "Không tìm thấy bằng chứng đủ liên quan.",
+    "clarify_loop_exhausted": "Đã hỏi lại quá nhiều lần liên tiếp.",
+    "numeric_grounding_failed": "Câu trả lời có con số không có trong bằng chứng: đã bị chặn.",
+    "cited_unknown_evidence": "Câu trả lời trích dẫn bằng chứng không được cung cấp: đã bị chặn.",
+    "uncited_claim": "Câu trả lời có ý không trích dẫn bằng chứng: đã bị chặn.",
+    "drug_outside_candidates": "Câu trả lời nêu thuốc ngoài danh sách tìm được: đã bị chặn.",
+    "entailment_failed": "Câu trả lời không được bằng chứng hỗ trợ: đã bị chặn.",
+    "insufficient_evidence": "Mô hình báo bằng chứng không đủ để trả lời.",
+    "generation_unavailable": "Dịch vụ tạo câu trả lời lỗi hoặc quá hạn; không trả lời thay bằng phỏng đoán.",
+    "budget_exhausted": "Hết ngân sách thời gian/lượt gọi mô hình cho lượt này.",
+    "backend_unavailable": "Kho chỉ mục (Qdrant) không phản hồi.",
+    "index_missing": "Chưa có chỉ mục: hãy chạy `duocthu index`.",
+    "invalid_input": "Dữ liệu vào không hợp lệ.",
+    "empty_input": "Câu hỏi trống.",
+    "input_too_long": "Câu hỏi quá dài.",
+    "internal_error": "Lỗi hệ thống không mong đợi; lượt này không được trả lời.",
+}
+
+_CONDITION_SUGGESTIONS = {
+    "dau": ("Đau đầu", "Đau răng", "Đau bụng kinh", "Đau khớp"),
+    "viem": ("Viêm họng", "Viêm phổi mắc phải cộng đồng", "Viêm khớp dạng thấp", "Viêm mũi dị ứng"),
+    "nhiem khuan": ("Nhiễm khuẩn đường tiết niệu", "Viêm phổi mắc phải cộng đồng", "Nhiễm khuẩn da và mô mềm"),
+    "nhiem trung": ("Nhiễm khuẩn đường tiết niệu", "Viêm phổi mắc phải cộng đồng", "Nhiễm khuẩn da và mô mềm"),
+    "di ung": ("Viêm mũi dị ứng", "Mày đay", "Ngứa"),
+    "nhiem nam": ("Nhiễm nấm Candida",),
+}
+
+
+def clarify_question(reason: str, frame: QueryFrame, drug_name: str | None) -> tuple[str, tuple[str, ...]]:
+    drug = drug_name or "thuốc này"
+    if reason == "missing_population":
+        return f"Bạn hỏi liều {drug} cho người lớn hay trẻ em?", ("Người lớn", "Trẻ em")
+    if reason == "missing_pediatric_age_or_weight":
+        if frame.weight_kg is not None and frame.age_text is None:
+            return f"Bé nặng {frame.weight_kg:g} kg, vậy bé bao nhiêu tuổi?", ()
+        if frame.age_text is not None and frame.weight_kg is None:
+            return f"Bé {frame.age_text}, vậy bé nặng bao nhiêu kg?", ()
+        return "Bé bao nhiêu tuổi và nặng bao nhiêu kg?", ()
+    if reason == "missing_attribute":
+        return (
+            f"Bạn muốn biết thông tin gì về {drug}?",
+            ("Liều dùng", "Tác dụng phụ", "Chống chỉ định", "Tương tác thuốc", "Dùng khi mang thai"),
+        )
+    if reason == "ambiguous_condition":
+        condition = frame.condition or ""
+        suggestions = _CONDITION_SUGGESTIONS.get(fold(condition), ())
+        return f"«{condition}» khá rộng — bạn muốn tìm thuốc cho tình trạng cụ thể nào?", suggestions
+    if reason in ("no_condition", "no_indication"):
+        return "Bạn muốn tìm thuốc cho bệnh hoặc triệu chứng nào?", ("Tăng huyết áp", "Sốt", "Đau đầu")
+    if reason == "no_drug":
+        return "Bạn hỏi về thuốc nào? (ví dụ: paracetamol, amoxicilin, metformin)", ()
+    return f"Bạn có thể nói rõ hơn câu hỏi về {drug} không?", ()
+
+
+def abstain_message(reason: str, frame: QueryFrame | None = None, detail: str = "") -> str:
+    if reason == "drug_not_in_formulary" and frame is not None:
+        names = ", ".join(frame.unknown_drugs)
+        return (
+            f"Không tìm thấy «{names}» trong Dược thư (bản demo) của duocthu. Hãy kiểm tra lại tên thuốc "
+            "(tên hoạt chất hoặc biệt dược), hoặc hỏi dược sĩ."
+        )
+    if reason == "out_of_scope":
+        return (
+            "Xin lỗi, tôi chỉ trả lời câu hỏi về thuốc trong Dược thư (bản demo), ví dụ liều dùng, chống chỉ "
+            "định, tác dụng phụ hay tương tác thuốc."
+        )
+    if reason == "clarify_loop_exhausted":
+        return (
+            "Tôi đã hỏi lại nhiều lần mà vẫn chưa đủ thông tin. Hãy viết lại toàn bộ câu hỏi trong một tin "
+            "nhắn (tên thuốc, người dùng, tuổi, cân nặng…) hoặc bắt đầu cuộc trò chuyện mới."
+        )
+    if reason == "unsupported_reverse_relation":
+        return (
+            "duocthu chỉ tra được thuốc theo chỉ định (thuốc nào được chỉ định cho một bệnh). Câu hỏi thuốc nào "
+            "chống chỉ định, cần thận trọng hay gây ra một tình trạng chưa được hỗ trợ — hãy hỏi theo từng thuốc."
+        )
+    if reason == "insufficient_safety_evidence":
+        return (
+            "Có thuốc được chỉ định cho tình trạng này, nhưng không tìm thấy bằng chứng về an toàn trong hoàn "
+            "cảnh của người bệnh. Không suy ra thuốc là phù hợp/an toàn. Hãy hỏi bác sĩ hoặc dược sĩ."
+        )
+    text = REASON_TEXT.get(reason, "Không thể trả lời câu hỏi này.")
+    if reason in ("parent_hydration_failed", "insufficient_retrieval_score", "no_indication_evidence"):
+        text += " Điều này không có nghĩa là không có thông tin hay thuốc là an toàn; hãy hỏi dược sĩ."
+    return text + (f" ({detail})" if detail and reason in ("understanding_unavailable", "backend_unavailable") else "")
+
+
+def no_interaction_message(names: list[str]) -> str:
+    joined = " và ".join(names)
+    return (
+        f"Không tìm thấy thông tin về tương tác giữa {joined} trong mục Tương tác thuốc của từng thuốc "
+        "trong Dược thư (bản demo). Điều này KHÔNG có nghĩa là an toàn khi phối hợp. Hãy hỏi dược sĩ hoặc bác sĩ."
+    )

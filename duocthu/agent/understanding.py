@@ -1,0 +1,330 @@
+"""Query understanding: turn text (+ the previous frame) → :class:`QueryFrame`.
+
+Two understanders share one protocol: the rule-based one (the offline default) and an LLM one
+(one JSON call, validated against the frame's schema, fail-closed). Both go through
+:func:`merge_with_prior_frame`, so a follow-up keeps the drug and facts of the previous turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from duocthu.agent import patterns as p
+from duocthu.agent.drug_resolver import DrugResolver
+from duocthu.agent.frame import ConditionRelation, PatientFacts, Population, QueryFrame, TurnType
+from duocthu.budget import RequestBudget
+from duocthu.errors import AnswerGenerationUnavailable
+from duocthu.providers.llm import JsonLlm
+from duocthu.sections import SECTION_PHRASES, SECTION_TITLES, resolve_section_match
+from duocthu.text import find_phrase, fold, folded_words, normalize, words
+
+
+class QueryUnderstander(Protocol):
+    name: str
+
+    def understand(
+        self, turn: str, history: Sequence[str], budget: RequestBudget, prior_frame: QueryFrame | None
+    ) -> QueryFrame: ...
+
+
+class RuleBasedUnderstander:
+    """Offline understanding from Vietnamese surface patterns (with or without diacritics)."""
+
+    name = "rules"
+
+    def __init__(self, resolver: DrugResolver):
+        self.resolver = resolver
+
+    def understand(
+        self, turn: str, history: Sequence[str], budget: RequestBudget, prior_frame: QueryFrame | None
+    ) -> QueryFrame:
+        frame = self.parse(turn)
+        return merge_with_prior_frame(frame, prior_frame, turn)
+
+    def parse(self, turn: str) -> QueryFrame:
+        text = normalize(turn).strip()
+        mentions, unknown = self.resolver.find(text)
+        section = resolve_section_match(text)
+        facts = p.extract_age_and_weight(text)
+        population = _population(text, facts.age_years)
+        route = next((name for name, cues in p.ROUTE_WORDS.items() if p.has_phrase(text, cues)), None)
+        patient = _patient_facts(text, mentions)
+        patient_meds = set(patient.current_medications)
+        drugs = [m.drug_id for m in mentions if m.drug_id not in patient_meds]
+        common = dict(
+            unknown_drugs=unknown if not drugs else [], population=population, age_text=facts.age_text,
+            age_years=facts.age_years, weight_kg=facts.weight_kg, route=route, patient=patient,
+        )
+
+        if p.looks_like_instruction_attack(text) or p.looks_like_code(text):
+            return QueryFrame(turn_type=TurnType.OUT_OF_SCOPE)
+        if not drugs and p.has_phrase(text, p.GREETINGS) and section is None and len(words(text)) <= 8:
+            return QueryFrame(turn_type=TurnType.SMALLTALK)
+        if not drugs and p.has_phrase(text, p.OUT_OF_SCOPE_TOPICS):
+            return QueryFrame(turn_type=TurnType.OUT_OF_SCOPE)
+
+        if not drugs and p.has_phrase(text, p.REVERSE_CUES):
+            return self._reverse_lookup(text, common)
+
+        if len(drugs) >= 2 and (
+            (section is not None and section.section_key == "tuong_tac_thuoc")
+            or (section is None and p.has_phrase(text, p.INTERACTION_CUES))
+        ):
+            return QueryFrame(turn_type=TurnType.INTERACTION, drugs=drugs, section_key="tuong_tac_thuoc", **common)
+
+        section_key = section.section_key if section else None
+        patient_specific = (
+            facts.age_text is not None or facts.weight_kg is not None or population is not None
+        )
+        asks_dose = section_key == "lieu_luong_va_cach_dung" or p.has_phrase(text, p.DOSING_CUES)
+        wants_whole_section = p.has_phrase(text, p.SECTION_OVERVIEW_CUES)
+        if drugs and asks_dose and section_key in (None, "lieu_luong_va_cach_dung") and patient_specific:
+            return QueryFrame(
+                turn_type=TurnType.DOSING_CALC, drugs=drugs, section_key="lieu_luong_va_cach_dung",
+                attribute=SECTION_TITLES["lieu_luong_va_cach_dung"], wants_section_overview=wants_whole_section,
+                **common,
+            )
+        if section_key is not None:
+            return QueryFrame(
+                turn_type=TurnType.DRUG_ATTRIBUTE, drugs=drugs, section_key=section_key,
+                attribute=SECTION_TITLES[section_key], wants_section_overview=wants_whole_section, **common,
+            )
+        if drugs:
+            residual = _residual_words(text, self.resolver, drugs)
+            if p.has_phrase(text, p.OVERVIEW_CUES) or not residual and not _is_question(text):
+                return QueryFrame(turn_type=TurnType.DRUG_OVERVIEW, drugs=drugs, **common)
+            return QueryFrame(
+                turn_type=TurnType.DRUG_ATTRIBUTE, drugs=drugs,
+                attribute=" ".join(residual) if residual else None, **common,
+            )
+        if unknown:
+            return QueryFrame(turn_type=TurnType.DRUG_ATTRIBUTE, **common)
+        if patient_specific or route is not None or p.has_phrase(text, p.MEDICAL_WORDS):
+            return QueryFrame(turn_type=TurnType.DRUG_ATTRIBUTE, **common)
+        if not p.has_phrase(text, p.FOLLOW_UP_CUES) and _residual_words(text, self.resolver, []):
+            return QueryFrame(turn_type=TurnType.OUT_OF_SCOPE)
+        return QueryFrame(turn_type=TurnType.DRUG_ATTRIBUTE, **common)
+
+    def _reverse_lookup(self, text: str, common: dict) -> QueryFrame:
+        relation = ConditionRelation.INDICATION
+        turn_type = TurnType.CONDITION_TO_DRUG
+        if p.has_phrase(text, p.CONTRAINDICATION_CUES):
+            relation = ConditionRelation.CONTRAINDICATION
+        elif p.has_phrase(text, p.CAUSES_CUES):
+            relation, turn_type = ConditionRelation.CAUSES, TurnType.CONDITION_RELATION
+        elif p.has_phrase(text, p.CAUTION_CUES):
+            relation = ConditionRelation.CAUTION
+        condition = extract_condition(text, self.resolver)
+        patient: PatientFacts = common["patient"]
+        if condition:
+            patient = patient.model_copy(
+                update={"conditions": [c for c in patient.conditions if fold(c) not in fold(condition)]}
+            )
+        if turn_type is TurnType.CONDITION_TO_DRUG and condition and _is_symptom(condition):
+            turn_type = TurnType.SYMPTOM_TO_DRUG
+        return QueryFrame(
+            turn_type=turn_type, condition=condition, indication=condition, condition_relation=relation,
+            condition_ambiguous=bool(condition) and fold(condition) in p.AMBIGUOUS_CONDITIONS,
+            **{**common, "patient": patient, "unknown_drugs": []},
+        )
+
+
+def _population(text: str, age_years: float | None) -> Population | None:
+    if age_years is not None:
+        if age_years < 18:
+            return Population.PEDIATRIC
+        return Population.ELDERLY if age_years >= 65 else Population.ADULT
+    if p.has_phrase(text, p.PEDIATRIC_WORDS):
+        return Population.PEDIATRIC
+    if p.has_phrase(text, p.ELDERLY_WORDS):
+        return Population.ELDERLY
+    if p.has_phrase(text, p.ADULT_WORDS):
+        return Population.ADULT
+    return None
+
+
+def _patient_facts(text: str, mentions: Sequence) -> PatientFacts:
+    tokens = folded_words(text)
+    cue_positions = [
+        find_phrase(tokens, folded_words(cue)) for cue in p.CURRENT_MEDICATION_CUES
+    ]
+    cue_positions = [pos for pos in cue_positions if pos >= 0]
+    current = []
+    if cue_positions:
+        first_cue = min(cue_positions)
+        current = [m.drug_id for m in mentions if m.start > first_cue]
+    conditions = [c for c in p.COMORBIDITY_PHRASES if p.has_phrase(text, (c,))]
+    # Keep the longest of overlapping phrases ("loét dạ dày tá tràng" over "loét dạ dày").
+    conditions = [c for c in conditions if not any(c != o and fold(c) in fold(o) for o in conditions)]
+    return PatientFacts(
+        current_medications=current, conditions=conditions,
+        pregnant=p.has_phrase(text, p.PREGNANCY_WORDS), breastfeeding=p.has_phrase(text, p.BREASTFEEDING_WORDS),
+    )
+
+
+def extract_condition(text: str, resolver: DrugResolver) -> str | None:
+    """The condition words of a reverse-lookup question, with the question scaffolding removed."""
+    raw = words(text)
+    folded = [fold(w) for w in raw]
+    drop = [False] * len(raw)
+    fillers = sorted({tuple(folded_words(f)) for f in p.REVERSE_FILLER}, key=len, reverse=True)
+    for filler in fillers:
+        n = len(filler)
+        for start in range(len(folded) - n + 1):
+            if not any(drop[start : start + n]) and tuple(folded[start : start + n]) == filler:
+                for i in range(start, start + n):
+                    drop[i] = True
+    for mention in resolver.find(text)[0]:
+        for i in range(mention.start, mention.end):
+            drop[i] = True
+    for phrase in (*p.CURRENT_MEDICATION_CUES, *p.PREGNANCY_WORDS, *p.BREASTFEEDING_WORDS):
+        start = find_phrase(folded, folded_words(phrase))
+        if start >= 0:
+            for i in range(start, start + len(folded_words(phrase))):
+                drop[i] = True
+    kept = [w for w, d in zip(raw, drop, strict=True) if not d and not w.isdigit()]
+    condition = " ".join(kept).strip()
+    return condition or None
+
+
+def _is_symptom(condition: str) -> bool:
+    return any(fold(condition).startswith(fold(head)) for head in p.SYMPTOM_HEADS)
+
+
+def _residual_words(text: str, resolver: DrugResolver, drugs: Sequence[str]) -> list[str]:
+    """Content words left after removing drug names, stopwords and question scaffolding."""
+    mentions, _ = resolver.find(text)
+    raw = words(text)
+    drop = [False] * len(raw)
+    for mention in mentions:
+        for i in range(mention.start, mention.end):
+            drop[i] = True
+    scaffolding = (*p.FOLLOW_UP_CUES, *p.OVERVIEW_CUES, "cho hỏi", "xin hỏi", "về", "thuốc", "hỏi", "biết", "muốn")
+    folded = [fold(w) for w in raw]
+    for phrase in scaffolding:
+        phrase_words = folded_words(phrase)
+        start = find_phrase(folded, phrase_words)
+        if start >= 0:
+            for i in range(start, start + len(phrase_words)):
+                drop[i] = True
+    from duocthu.text import content_words
+
+    return [w for w, d in zip(raw, drop, strict=True) if not d and content_words(w)]
+
+
+def _is_question(text: str) -> bool:
+    return "?" in text or p.has_phrase(text, ("không", "sao", "gì", "nào", "thế nào", "ra sao", "được không"))
+
+
+_FACT_FIELDS = ("population", "age_text", "age_years", "weight_kg", "route")
+
+
+def merge_with_prior_frame(frame: QueryFrame, prior: QueryFrame | None, turn: str = "") -> QueryFrame:
+    """Carry the drug and facts of the previous frame into a follow-up turn.
+
+    "Còn tác dụng phụ thì sao?" keeps the drug; "Bé 5 tuổi" after a dosing clarify keeps the
+    drug, the dosing question and the weight given earlier; "còn ibuprofen thì sao?" keeps the
+    question and swaps the drug.
+    """
+    if prior is None or frame.turn_type in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE):
+        return frame
+    if frame.is_reverse_lookup or frame.turn_type is TurnType.CONDITION_RELATION:
+        return frame
+    updates: dict = {}
+    inherited: list[str] = []
+    if prior.is_reverse_lookup and not frame.drugs and frame.section_key is None and not frame.unknown_drugs:
+        # A reply to "which condition?" — the turn is the condition.
+        condition = " ".join(words(turn)).strip() or None
+        if condition:
+            return prior.model_copy(update={
+                "condition": condition, "indication": condition,
+                "condition_ambiguous": fold(condition) in p.AMBIGUOUS_CONDITIONS,
+                "needs_clarify": False, "clarify_reason": None, "inherited": ["turn_type"],
+            })
+    if not frame.drugs and not frame.unknown_drugs and prior.drugs:
+        updates["drugs"] = list(prior.drugs)
+        inherited.append("drugs")
+    same_drugs = (updates.get("drugs") or frame.drugs) == prior.drugs
+    asks_nothing_new = frame.section_key is None and frame.attribute is None
+    is_follow_up_swap = bool(frame.drugs) and asks_nothing_new and p.has_phrase(turn, p.FOLLOW_UP_CUES)
+    if (not frame.drugs and asks_nothing_new) or is_follow_up_swap:
+        if prior.turn_type not in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE):
+            updates["turn_type"] = prior.turn_type
+            updates["section_key"] = prior.section_key
+            updates["attribute"] = prior.attribute
+            updates["wants_section_overview"] = prior.wants_section_overview
+            inherited += ["turn_type", "section_key"]
+    elif frame.turn_type is TurnType.DRUG_ATTRIBUTE and frame.section_key == "lieu_luong_va_cach_dung" and (
+        prior.turn_type is TurnType.DOSING_CALC and same_drugs
+    ):
+        updates["turn_type"] = TurnType.DOSING_CALC
+        inherited.append("turn_type")
+    if prior.drugs and (same_drugs or is_follow_up_swap):
+        for field in _FACT_FIELDS:
+            if getattr(frame, field) is None and getattr(prior, field) is not None:
+                updates[field] = getattr(prior, field)
+                inherited.append(field)
+        if frame.patient.is_empty and not prior.patient.is_empty:
+            updates["patient"] = prior.patient
+            inherited.append("patient")
+    target_type = updates.get("turn_type", frame.turn_type)
+    if target_type is TurnType.DOSING_CALC:
+        updates["section_key"] = "lieu_luong_va_cach_dung"
+    if updates:
+        updates["inherited"] = inherited
+        return frame.model_copy(update=updates)
+    return frame
+
+
+_LLM_SYSTEM = """Bạn phân tích câu hỏi về thuốc (tiếng Việt) thành JSON theo đúng lược đồ sau, không thêm khóa nào khác.
+turn_type ∈ {turn_types}. section_key ∈ {sections} hoặc null.
+population ∈ adult|pediatric|elderly|null. condition_relation ∈ indication|contraindication|caution|causes|null.
+drugs: danh sách tên thuốc như người dùng viết. Chỉ trả JSON."""
+
+
+class LlmQueryUnderstander:
+    """One JSON call through a :class:`JsonLlm`, validated against :class:`QueryFrame`.
+
+    Fail-closed: any provider error or invalid JSON yields a frame that routes to an abstention
+    with a system reason (row 4), never a guess.
+    """
+
+    name = "llm"
+
+    def __init__(self, llm: JsonLlm, resolver: DrugResolver):
+        self.llm = llm
+        self.resolver = resolver
+
+    def understand(
+        self, turn: str, history: Sequence[str], budget: RequestBudget, prior_frame: QueryFrame | None
+    ) -> QueryFrame:
+        system = _LLM_SYSTEM.format(
+            turn_types="|".join(t.value for t in TurnType), sections="|".join(SECTION_PHRASES),
+        )
+        user = json.dumps(
+            {"history": list(history)[-12:], "turn": turn,
+             "previous_frame": prior_frame.model_dump(mode="json") if prior_frame else None},
+            ensure_ascii=False,
+        )
+        try:
+            raw = self.llm.complete_json(system, user, budget, "understanding")
+            names = raw.get("drugs") or []
+            drug_ids: list[str] = []
+            unknown: list[str] = list(raw.get("unknown_drugs") or [])
+            for name in names:
+                found, _ = self.resolver.find(str(name))
+                if found:
+                    drug_ids.extend(m.drug_id for m in found if m.drug_id not in drug_ids)
+                else:
+                    unknown.append(str(name))
+            frame = QueryFrame.model_validate({**raw, "drugs": drug_ids, "unknown_drugs": unknown})
+        except (AnswerGenerationUnavailable, ValidationError, TypeError, AttributeError) as exc:
+            return QueryFrame(
+                turn_type=TurnType.DRUG_ATTRIBUTE, needs_clarify=True, clarify_reason="understanding_failed",
+                understanding_error=f"{type(exc).__name__}: {str(exc)[:300]}",
+            )
+        return merge_with_prior_frame(frame, prior_frame, turn)

@@ -1,0 +1,198 @@
+"""The ``duocthu`` command line. Other tools and the evaluation depend on its contract exactly:
+
+* ``duocthu ask [--conversation ID] [--json] "câu hỏi"`` — human-readable unless ``--json``.
+* ``duocthu batch FILE.jsonl`` — one JSON reply per input line, in order, on stdout; a broken
+  line gets ``{"outcome": "abstain", "reason": "invalid_input"}``, never a crash.
+* ``duocthu index [--source DIR] [--rebuild] [--refresh-cache]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from duocthu.config import Settings
+from duocthu.errors import DuocthuError
+
+BATCH_FIELDS = {"conversation_id", "text"}
+
+
+def _tqdm_progress(label: str, total: int) -> Callable[[int], None]:
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=label, unit="chunk", leave=True, file=sys.stderr)
+
+    def advance(n: int) -> None:
+        bar.update(n)
+        if bar.n >= total:
+            bar.close()
+
+    return advance
+
+
+def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
+    from duocthu.providers.embedding import get_embedder
+    from duocthu.qdrant_store import open_client
+    from duocthu.runtime import index_formulary
+
+    client = open_client(settings)
+    try:
+        report = index_formulary(
+            settings, client, get_embedder(settings), source=Path(args.source) if args.source else None,
+            rebuild=args.rebuild, refresh_cache=args.refresh_cache, progress=_tqdm_progress,
+        )
+    finally:
+        client.close()
+    print(report.summary())
+    return 0
+
+
+def _runtime(settings: Settings):  # type: ignore[no-untyped-def]
+    from duocthu.runtime import build_runtime
+
+    return build_runtime(settings)
+
+
+def _print_human(reply: Any) -> None:
+    badge = {"answerable": "TRẢ LỜI", "clarify": "HỎI LẠI", "abstain": "TỪ CHỐI", "verify_pdf": "CẦN ĐỐI CHIẾU PDF"}
+    print(f"[{badge.get(reply.outcome, reply.outcome)}] {reply.reason}" + (f" (quy tắc {reply.rule})" if reply.rule else ""))
+    print(reply.answer)
+    if reply.quick_replies:
+        print("Gợi ý trả lời: " + " | ".join(reply.quick_replies))
+    print(f"(hội thoại {reply.conversation_id}; {reply.budget.get('elapsed_ms', 0):.0f} ms, "
+          f"{reply.budget.get('llm_calls', 0)} lượt gọi LLM)")
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    runtime = _runtime(settings)
+    try:
+        reply = runtime.agent.handle(args.question, args.conversation)
+    finally:
+        runtime.close()
+    if args.json:
+        print(json.dumps(reply.to_json_dict(), ensure_ascii=False))
+    else:
+        _print_human(reply)
+    return 0
+
+
+def invalid_line_reply(line_number: int, problem: str, conversation_id: str | None = None) -> dict[str, Any]:
+    return {
+        "conversation_id": conversation_id, "outcome": "abstain", "reason": "invalid_input", "rule": None,
+        "frame": None, "answer": f"Dòng {line_number} không hợp lệ: {problem}", "quick_replies": [],
+        "evidence": [], "omitted_evidence_ids": [], "budget": {"elapsed_ms": 0, "llm_calls": 0},
+        "line": line_number,
+    }
+
+
+def parse_batch_line(line: str, line_number: int) -> tuple[str | None, str | None, str | None]:
+    """(conversation_id, text, problem) of one JSONL line."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, None, f"JSON hỏng ({exc.msg}, cột {exc.colno})"
+    if not isinstance(record, dict):
+        return None, None, "mỗi dòng phải là một đối tượng JSON"
+    cid = record.get("conversation_id")
+    unknown = sorted(set(record) - BATCH_FIELDS)
+    if unknown:
+        return (cid if isinstance(cid, str) else None), None, f"trường không hỗ trợ: {', '.join(unknown)}"
+    if not isinstance(cid, str) or not cid.strip():
+        return None, None, "conversation_id phải là chuỗi không rỗng"
+    text = record.get("text")
+    if not isinstance(text, str):
+        return cid, None, "text phải là chuỗi"
+    return cid, text, None
+
+
+def run_batch(lines: Sequence[str], handle: Callable[[str, str], Any], out: Any) -> int:
+    count = 0
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        cid, text, problem = parse_batch_line(raw, number)
+        if problem is not None or text is None or cid is None:
+            record = invalid_line_reply(number, problem or "dòng không hợp lệ", cid)
+        else:
+            record = handle(text, cid).to_json_dict()
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        out.flush()
+        count += 1
+    return count
+
+
+def cmd_batch(args: argparse.Namespace, settings: Settings) -> int:
+    path = Path(args.file)
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise DuocthuError(f"cannot read {path}: {exc.strerror}") from exc
+    runtime = _runtime(settings)
+    try:
+        run_batch(lines, runtime.agent.handle, sys.stdout)
+    finally:
+        runtime.close()
+    return 0
+
+
+def cmd_info(args: argparse.Namespace, settings: Settings) -> int:
+    shown = {k: str(v) for k, v in vars(settings).items() if "key" not in k}
+    print(json.dumps(shown, ensure_ascii=False, indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="duocthu",
+        description="Trợ lý tra cứu thuốc có căn cứ trên Dược thư (bản demo, không dùng cho lâm sàng).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_index = sub.add_parser("index", help="parse, validate, chunk, embed and publish the formulary index")
+    p_index.add_argument("--source", help="formulary folder (default: data/formulary)")
+    p_index.add_argument("--rebuild", action="store_true", help="rebuild even if the index is up to date")
+    p_index.add_argument("--refresh-cache", action="store_true", help="drop embedding-cache entries no longer used")
+    p_index.set_defaults(func=cmd_index)
+    p_ask = sub.add_parser("ask", help="ask one question")
+    p_ask.add_argument("question")
+    p_ask.add_argument("--conversation", help="conversation id (continue a conversation)")
+    p_ask.add_argument("--json", action="store_true", help="print the reply as JSON")
+    p_ask.set_defaults(func=cmd_ask)
+    p_batch = sub.add_parser("batch", help='answer a JSONL file of {"conversation_id", "text"} lines')
+    p_batch.add_argument("file")
+    p_batch.set_defaults(func=cmd_batch)
+    p_info = sub.add_parser("info", help="show the settings in use (keys hidden)")
+    p_info.set_defaults(func=cmd_info)
+    _add_optional_commands(sub)
+    return parser
+
+
+def _add_optional_commands(sub: Any) -> None:
+    try:
+        from duocthu.workbench import add_cli_commands
+    except ImportError:
+        return
+    add_cli_commands(sub)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        return int(args.func(args, settings))
+    except DuocthuError as exc:
+        print(f"duocthu: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("duocthu: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
