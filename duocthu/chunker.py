@@ -16,13 +16,30 @@ e5's window is 512 tokens; 320 keeps every chunk — prefix included — well in
 the demo formulary leaves most sections whole while the longest ones split into 2–3 parts.
 """
 
-# A sentence ends at . ! ? ; followed by space and a capital, digit or bullet, or at a line end.
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+(?=[A-ZÀ-ỸĐ0-9•\-–(\"“])|\n+")
+_SENTENCE_END_RE = re.compile(r"[.!?]\s+|\n+")
+_OPENERS = "•-–(\"“"
 
 
 def split_sentences(paragraph: str) -> list[str]:
-    """Sentences (or lines) of a paragraph; joining them with spaces restores its words."""
-    return [s.strip() for s in _SENTENCE_END_RE.split(paragraph) if s.strip()]
+    """Sentences (or lines) of a paragraph; joining them with spaces restores its words.
+
+    A sentence ends at ``.``, ``!`` or ``?`` followed by space and an upper-case letter, a digit or
+    a bullet, or at a line break. A ``;`` never ends one (the book's lists use it inside sentences).
+    """
+    sentences: list[str] = []
+    start = 0
+    for match in _SENTENCE_END_RE.finditer(paragraph):
+        following = paragraph[match.end() : match.end() + 1]
+        if "\n" not in match.group(0) and not (following.isupper() or following.isdigit() or following in _OPENERS):
+            continue
+        piece = paragraph[start : match.end()].strip()
+        if piece:
+            sentences.append(piece)
+        start = match.end()
+    tail = paragraph[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
 
 
 def chunk_section(

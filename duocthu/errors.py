@@ -50,3 +50,7 @@ class AnswerGenerationUnavailable(DuocthuError):
 
 class RequestBudgetExhausted(AnswerGenerationUnavailable):
     """The turn has used its wall-clock or LLM-call budget."""
+
+
+class ConversationStoreUnavailable(DuocthuError):
+    """The conversation store (SQLite file or PostgreSQL server) could not be opened or used."""

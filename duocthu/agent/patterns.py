@@ -193,12 +193,22 @@ def looks_like_code(text: str) -> bool:
     return bool(_CODE_RE.search(text))
 
 
+_CONSONANT_RUN_RE = re.compile(r"[bcdfghjklmnpqrstvwxz]{4,}")
+
+
+def _pronounceable(token: str) -> bool:
+    return any(v in token for v in "aeiouy") and not _CONSONANT_RUN_RE.search(token)
+
+
 def looks_like_gibberish(text: str, known_tokens: set[str]) -> bool:
-    """Mostly non-words: few Vietnamese syllables and few known names among the tokens."""
+    """Mostly unpronounceable tokens (keyboard mashing), none of them a known name."""
     tokens = [t for t in folded_words(text) if t.isalpha()]
     if not tokens:
         return not any(ch.isdigit() for ch in text)
-    plausible = sum(1 for t in tokens if is_vietnamese_syllable(t) or t in known_tokens or len(t) <= 2)
+    plausible = sum(
+        1 for t in tokens
+        if is_vietnamese_syllable(t) or t in known_tokens or len(t) <= 2 or _pronounceable(t)
+    )
     return plausible / len(tokens) < 0.5
 
 

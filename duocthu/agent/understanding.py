@@ -230,7 +230,7 @@ def merge_with_prior_frame(frame: QueryFrame, prior: QueryFrame | None, turn: st
     drug, the dosing question and the weight given earlier; "còn ibuprofen thì sao?" keeps the
     question and swaps the drug.
     """
-    if prior is None or frame.turn_type in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE):
+    if prior is None or frame.turn_type in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE) or frame.unknown_drugs:
         return frame
     if frame.is_reverse_lookup or frame.turn_type is TurnType.CONDITION_RELATION:
         return frame
@@ -250,7 +250,9 @@ def merge_with_prior_frame(frame: QueryFrame, prior: QueryFrame | None, turn: st
         inherited.append("drugs")
     same_drugs = (updates.get("drugs") or frame.drugs) == prior.drugs
     asks_nothing_new = frame.section_key is None and frame.attribute is None
-    is_follow_up_swap = bool(frame.drugs) and asks_nothing_new and p.has_phrase(turn, p.FOLLOW_UP_CUES)
+    is_follow_up_swap = (
+        bool(frame.drugs) and frame.drugs != prior.drugs and asks_nothing_new and p.has_phrase(turn, p.FOLLOW_UP_CUES)
+    )
     if (not frame.drugs and asks_nothing_new) or is_follow_up_swap:
         if prior.turn_type not in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE):
             updates["turn_type"] = prior.turn_type
