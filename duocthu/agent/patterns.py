@@ -147,7 +147,7 @@ COMORBIDITY_PHRASES = (
     "suy thận", "suy gan", "loét dạ dày", "loét dạ dày tá tràng", "hen", "hen phế quản", "suy tim",
     "tăng huyết áp", "đái tháo đường", "xuất huyết tiêu hóa", "động kinh", "gút", "bệnh gan", "bệnh thận",
 )
-PREGNANCY_WORDS = ("có thai", "mang thai", "bầu", "có bầu", "mang bầu")
+PREGNANCY_WORDS = ("có thai", "mang thai", "bầu", "có bầu", "mang bầu", "bà bầu", "phụ nữ có thai", "đang mang thai")
 BREASTFEEDING_WORDS = ("cho con bú", "cho bú", "đang cho bú")
 REVERSE_FILLER = (
     "thuốc nào", "thuốc gì", "những thuốc nào", "các thuốc nào", "loại thuốc nào", "nhóm thuốc nào",
@@ -158,6 +158,7 @@ REVERSE_FILLER = (
     "uống", "thuốc", "không", "ạ", "vậy", "thì", "khi", "là", "những", "các", "nào", "gì", "loại",
     "mà", "để", "hỏi", "cho hỏi", "xin hỏi", "tư vấn", "giúp", "tôi", "em", "mình", "hiện", "đang", "nhóm",
     "gây", "gây ra", "làm tăng", "chống chỉ định", "thận trọng", "với", "trong", "và", "của", "thể",
+    "bà bầu", "phụ nữ", "bà mẹ", "người lớn", "trẻ em", "bé", "con tôi", "cần", "hay", "tốt", "nhất", "ạ", "nhé",
 )
 
 _INSTRUCTION_ATTACK_PHRASES = (

@@ -8,6 +8,7 @@ Two understanders share one protocol: the rule-based one (the offline default) a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -118,12 +119,8 @@ class RuleBasedUnderstander:
             relation, turn_type = ConditionRelation.CAUSES, TurnType.CONDITION_RELATION
         elif p.has_phrase(text, p.CAUTION_CUES):
             relation = ConditionRelation.CAUTION
-        condition = extract_condition(text, self.resolver)
-        patient: PatientFacts = common["patient"]
-        if condition:
-            patient = patient.model_copy(
-                update={"conditions": [c for c in patient.conditions if fold(c) not in fold(condition)]}
-            )
+        condition, comorbidities = extract_condition(text, self.resolver)
+        patient: PatientFacts = common["patient"].model_copy(update={"conditions": comorbidities})
         if turn_type is TurnType.CONDITION_TO_DRUG and condition and _is_symptom(condition):
             turn_type = TurnType.SYMPTOM_TO_DRUG
         return QueryFrame(
@@ -166,8 +163,67 @@ def _patient_facts(text: str, mentions: Sequence) -> PatientFacts:
     )
 
 
-def extract_condition(text: str, resolver: DrugResolver) -> str | None:
-    """The condition words of a reverse-lookup question, with the question scaffolding removed."""
+_CLAUSE_SPLIT_RE = re.compile(r"[,.;?!]|\bthì\b|\bmà\b|\bnhưng\b", re.IGNORECASE)
+_TREATMENT_CUES = ("trị", "điều trị", "chữa", "dùng cho", "thuốc nào", "thuốc gì", "uống gì", "dùng gì")
+
+
+def extract_condition(text: str, resolver: DrugResolver) -> tuple[str | None, list[str]]:
+    """The condition a reverse-lookup question asks about, and the patient's other conditions.
+
+    The question is cut into clauses; the clause with the treatment cue ("thuốc nào trị …")
+    holds the condition, comorbidities named elsewhere ("người bị suy thận thì …") or after
+    it ("… cho người suy thận") become patient context.
+    """
+    clauses = [c.strip() for c in _CLAUSE_SPLIT_RE.split(normalize(text)) if c.strip()]
+    if not clauses:
+        return None, []
+    main = next((c for c in clauses if p.has_phrase(c, _TREATMENT_CUES)), clauses[-1])
+    others = [c for c in clauses if c != main and not p.has_phrase(c, p.CURRENT_MEDICATION_CUES)]
+    comorbidities: list[str] = []
+    head, patient_part = _split_at_patient_marker(main)
+    if patient_part:
+        comorbidities += [c for c in p.COMORBIDITY_PHRASES if p.has_phrase(patient_part, (c,))]
+    condition = _strip_scaffolding(head, resolver)
+    if condition is None:
+        # "… bị đau đầu thì uống thuốc gì?": the condition sits in another clause.
+        for clause in others:
+            condition = _strip_scaffolding(_split_at_patient_marker(clause)[0], resolver)
+            if condition:
+                others = [c for c in others if c != clause]
+                break
+    comorbidities += [c for c in p.COMORBIDITY_PHRASES if any(p.has_phrase(o, (c,)) for o in others)]
+    comorbidities = [c for c in dict.fromkeys(comorbidities)
+                     if not any(c != o and fold(c) in fold(o) for o in comorbidities)]
+    return condition, comorbidities
+
+
+_PATIENT_MARKERS = ("cho người", "ở người", "cho bệnh nhân", "ở bệnh nhân", "cho người bệnh", "ở người bệnh",
+                    "người có", "người đang bị", "mà bị")
+
+
+def _split_at_patient_marker(clause: str) -> tuple[str, str]:
+    """("trị đau đầu", "người tăng huyết áp") from "trị đau đầu cho người tăng huyết áp"."""
+    raw = words(clause)
+    folded = [fold(w) for w in raw]
+    positions = [find_phrase(folded, folded_words(m)) for m in _PATIENT_MARKERS]
+    positions = [pos for pos in positions if pos > 0]
+    if not positions:
+        return clause, ""
+    cut = min(positions)
+    return " ".join(raw[:cut]), " ".join(raw[cut:])
+
+
+def _remove_phrase(text: str, phrase: str) -> str:
+    raw = words(text)
+    folded = [fold(w) for w in raw]
+    target = folded_words(phrase)
+    start = find_phrase(folded, target)
+    if start < 0:
+        return text
+    return " ".join(raw[:start] + raw[start + len(target):])
+
+
+def _strip_scaffolding(text: str, resolver: DrugResolver) -> str | None:
     raw = words(text)
     folded = [fold(w) for w in raw]
     drop = [False] * len(raw)
@@ -187,8 +243,7 @@ def extract_condition(text: str, resolver: DrugResolver) -> str | None:
             for i in range(start, start + len(folded_words(phrase))):
                 drop[i] = True
     kept = [w for w, d in zip(raw, drop, strict=True) if not d and not w.isdigit()]
-    condition = " ".join(kept).strip()
-    return condition or None
+    return " ".join(kept).strip() or None
 
 
 def _is_symptom(condition: str) -> bool:
