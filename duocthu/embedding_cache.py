@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import tempfile
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -137,14 +138,17 @@ class QueryEmbeddingMemo:
         self.embedder = embedder
         self.capacity = capacity
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
 
     def __call__(self, text: str) -> np.ndarray:
-        vector = self._memo.get(text)
-        if vector is not None:
-            self._memo.move_to_end(text)
-            return vector
+        with self._lock:
+            vector = self._memo.get(text)
+            if vector is not None:
+                self._memo.move_to_end(text)
+                return vector
         vector = self.embedder.embed_queries([text])[0]
-        self._memo[text] = vector
-        if len(self._memo) > self.capacity:
-            self._memo.popitem(last=False)
+        with self._lock:
+            self._memo[text] = vector
+            if len(self._memo) > self.capacity:
+                self._memo.popitem(last=False)
         return vector

@@ -7,8 +7,10 @@ group, plot and write metrics, and a test can assert on the same numbers.
 from __future__ import annotations
 
 import json
+import math
+import random
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,9 +18,13 @@ from typing import Any
 import pandas as pd
 
 from duocthu.config import PROJECT_ROOT
+from duocthu.qdrant_store import QdrantStore
+from duocthu.retrieval.packing import pack_evidence
 from duocthu.retrieval.policy import EvidencePolicy
-from duocthu.retrieval.service import RetrievalService
-from duocthu.sections import resolve_section
+from duocthu.retrieval.service import RetrievalService, rank_indication_drugs
+from duocthu.sections import SECTION_ORDER, resolve_section
+from duocthu.text import count_tokens
+from duocthu.types import Hit
 
 EVAL_DIR = PROJECT_ROOT / "data" / "eval"
 

