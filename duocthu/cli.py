@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from duocthu.config import Settings
-from duocthu.errors import BackendUnavailableError, DuocthuError, IndexLockedError, IndexMissingError
+from duocthu.errors import (
+    BackendUnavailableError,
+    DuocthuError,
+    IndexLockedError,
+    IndexMissingError,
+)
 
 BATCH_FIELDS = {"conversation_id", "text"}
 
@@ -52,7 +57,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _runtime(settings: Settings):  # type: ignore[no-untyped-def]
+def _runtime(settings: Settings) -> Any:
     from duocthu.runtime import build_runtime
 
     return build_runtime(settings)

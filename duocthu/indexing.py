@@ -7,6 +7,7 @@ interrupted build are removed by the next build.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -124,10 +125,8 @@ def build_index(
         _switch_alias(client, alias, collection, previous=target)
     except BaseException:
         # Leave the served index alone; drop the incomplete collection.
-        try:
+        with contextlib.suppress(Exception):
             client.delete_collection(collection)
-        except Exception:
-            pass
         raise
     if target is not None:
         client.delete_collection(target)
@@ -145,12 +144,9 @@ def _create_collection(client: QdrantClient, name: str, dim: int) -> None:
     )
     for field in PAYLOAD_INDEXES:
         # Used by a Qdrant server; the embedded engine scans (and may warn that it ignores them).
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), contextlib.suppress(Exception):
             warnings.simplefilter("ignore")
-            try:
-                client.create_payload_index(name, field_name=field, field_schema=qm.PayloadSchemaType.KEYWORD)
-            except Exception:
-                pass
+            client.create_payload_index(name, field_name=field, field_schema=qm.PayloadSchemaType.KEYWORD)
 
 
 def _switch_alias(client: QdrantClient, alias: str, collection: str, previous: str | None) -> None:

@@ -18,9 +18,17 @@ from duocthu.agent.answering import (
 )
 from duocthu.agent.drug_resolver import DrugResolver
 from duocthu.agent.legacy import RetrievalOnlyAgent
-from duocthu.agent.understanding import LlmQueryUnderstander, QueryUnderstander, RuleBasedUnderstander
+from duocthu.agent.understanding import (
+    LlmQueryUnderstander,
+    QueryUnderstander,
+    RuleBasedUnderstander,
+)
 from duocthu.config import Settings
-from duocthu.conversations import ConversationStore, InMemoryConversationStore, open_conversation_store
+from duocthu.conversations import (
+    ConversationStore,
+    InMemoryConversationStore,
+    open_conversation_store,
+)
 from duocthu.embedding_cache import EmbeddingCache, QueryEmbeddingMemo
 from duocthu.indexing import IndexReport, ProgressFactory, build_index
 from duocthu.providers.embedding import Embedder, get_embedder

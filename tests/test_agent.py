@@ -6,7 +6,12 @@ import json
 
 import pytest
 
-from duocthu.agent.agent import MAX_CONSECUTIVE_CLARIFY, RagAgent, patient_generation_query, synthesize_query
+from duocthu.agent.agent import (
+    MAX_CONSECUTIVE_CLARIFY,
+    RagAgent,
+    patient_generation_query,
+    synthesize_query,
+)
 from duocthu.agent.answering import (
     ExtractiveAnswerGenerator,
     GroundedAnswerService,

@@ -10,7 +10,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from duocthu.agent.agent import RagAgent
-from duocthu.agent.answering import ExtractiveAnswerGenerator, GroundedAnswerService, VerbatimEntailmentChecker
+from duocthu.agent.answering import (
+    ExtractiveAnswerGenerator,
+    GroundedAnswerService,
+    VerbatimEntailmentChecker,
+)
 from duocthu.agent.drug_resolver import DrugResolver
 from duocthu.agent.understanding import RuleBasedUnderstander
 from duocthu.conversations import InMemoryConversationStore

@@ -30,7 +30,7 @@ from duocthu.retrieval.safety import CandidateStatus, assess_patient_candidates
 from duocthu.retrieval.service import RetrievalService
 from duocthu.text import find_phrase, folded_words, normalize
 from duocthu.trace import TraceWriter
-from duocthu.types import EvidencePack, Hit, Outcome
+from duocthu.types import Hit, Outcome
 
 log = logging.getLogger(__name__)
 

@@ -153,7 +153,9 @@ class ExtractiveAnswerGenerator:
             claims = [Claim(sentence, (doc_id,)) for *_, sentence, doc_id in chosen]
         return GeneratedAnswer(tuple(claims))
 
-    def repair(self, request, answer, omissions, budget):  # type: ignore[no-untyped-def]
+    def repair(
+        self, request: GenerationRequest, answer: GeneratedAnswer, omissions: Sequence[str], budget: RequestBudget
+    ) -> GeneratedAnswer:
         return answer
 
 

@@ -23,7 +23,7 @@ _VIETNAMESE_SYLLABLE_RE = re.compile(
     r"(uye|uyu|oo|oa|oe|uy|ua|uo|ie|ye|ia|ai|ao|au|ay|eo|eu|iu|oi|ui|uu|uoi|uou|ieu|yeu|oai|oay|uay|uya|[aeiouy])"
     r"(ch|ng|nh|[cmnpt]|[iouy])?$"
 )
-_UNIT_WORDS = frozenset("mg ml kg mcg microgam gam lit tuoi thang ngay gio lan vien goi ong".split())
+_UNIT_WORDS = frozenset(["mg", "ml", "kg", "mcg", "microgam", "gam", "lit", "tuoi", "thang", "ngay", "gio", "lan", "vien", "goi", "ong"])
 _NOT_DRUGS = frozenset(
     """
     covid virus corona helicobacter pylori candida herpes zona lyme trichomonas cryptococcus

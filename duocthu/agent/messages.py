@@ -65,13 +65,18 @@ _CONDITION_SUGGESTIONS = {
 }
 
 
+def vi_number(value: float) -> str:
+    """18.5 → "18,5" (Vietnamese decimal comma)."""
+    return f"{value:g}".replace(".", ",")
+
+
 def clarify_question(reason: str, frame: QueryFrame, drug_name: str | None) -> tuple[str, tuple[str, ...]]:
     drug = drug_name or "thuốc này"
     if reason == "missing_population":
         return f"Bạn hỏi liều {drug} cho người lớn hay trẻ em?", ("Người lớn", "Trẻ em")
     if reason == "missing_pediatric_age_or_weight":
         if frame.weight_kg is not None and frame.age_text is None:
-            return f"Bé nặng {frame.weight_kg:g} kg, vậy bé bao nhiêu tuổi?", ()
+            return f"Bé nặng {vi_number(frame.weight_kg)} kg, vậy bé bao nhiêu tuổi?", ()
         if frame.age_text is not None and frame.weight_kg is None:
             return f"Bé {frame.age_text}, vậy bé nặng bao nhiêu kg?", ()
         return "Bé bao nhiêu tuổi và nặng bao nhiêu kg?", ()

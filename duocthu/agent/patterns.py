@@ -83,9 +83,7 @@ def extract_age_and_weight(text: str) -> PatientFactsText:
         value = _to_float(match.group(1))
         age_text, age_years = f"{match.group(1)} tuổi", value
     weight = None
-    if match := _WEIGHT_RE.search(folded):
-        weight = _to_float(match.group(1))
-    elif match := _WEIGHT_AFTER_NANG_RE.search(folded):
+    if (match := _WEIGHT_RE.search(folded)) or (match := _WEIGHT_AFTER_NANG_RE.search(folded)):
         weight = _to_float(match.group(1))
     if weight is not None and not (0 < weight <= 400):
         weight = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -56,7 +56,7 @@ class RuleBasedUnderstander:
         patient = _patient_facts(text, mentions)
         patient_meds = set(patient.current_medications)
         drugs = [m.drug_id for m in mentions if m.drug_id not in patient_meds]
-        common = dict(
+        common: dict[str, Any] = dict(
             unknown_drugs=unknown if not drugs else [], population=population, age_text=facts.age_text,
             age_years=facts.age_years, weight_kg=facts.weight_kg, route=route, patient=patient,
         )
@@ -125,7 +125,7 @@ class RuleBasedUnderstander:
             turn_type = TurnType.SYMPTOM_TO_DRUG
         return QueryFrame(
             turn_type=turn_type, condition=condition, indication=condition, condition_relation=relation,
-            condition_ambiguous=bool(condition) and fold(condition) in p.AMBIGUOUS_CONDITIONS,
+            condition_ambiguous=condition is not None and fold(condition) in p.AMBIGUOUS_CONDITIONS,
             **{**common, "patient": patient, "unknown_drugs": []},
         )
 

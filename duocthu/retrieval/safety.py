@@ -89,12 +89,12 @@ def retrieve_patient_drug_context(
         if not anchors:
             continue
         tokens = lexical_query_tokens(" ".join(anchors))
-        found: list[Hit] = []
+        matched: list[Hit] = []
         for section in sections:
             hits = [h for h in store.search_lexical(tokens, drug_id, [section]) if _anchored(h.chunk.text_folded, anchors)]
-            found.extend(hits[:per_section])
-        if found:
-            facets[facet] = tuple(found)
+            matched.extend(hits[:per_section])
+        if matched:
+            facets[facet] = tuple(matched)
     if patient.pregnant:
         facets["pregnancy"] = tuple(store.find_by_section(drug_id, "thoi_ky_mang_thai"))
     if patient.breastfeeding:
@@ -117,8 +117,7 @@ def assess_patient_candidates(
 
 
 def _dedupe(hits: Sequence[Hit]) -> list[Hit]:
-    seen: set[str] = set()
-    return [h for h in hits if not (h.doc_id in seen or seen.add(h.doc_id))]
+    return list({h.doc_id: h for h in hits}.values())
 
 
 def _cap_sections(facets: dict[str, tuple[Hit, ...]], max_sections: int) -> dict[str, tuple[Hit, ...]]:
