@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from qdrant_client import QdrantClient
@@ -42,14 +42,18 @@ EXAMPLE_QUESTIONS: tuple[str, ...] = (
 
 @dataclass
 class Engine:
-    """One Qdrant client and one embedder for a process; the runtime is built once the index exists."""
+    """One Qdrant client and one embedder per process; runtimes are built once the index exists.
+
+    Sessions share the runtimes: :meth:`handle` applies a session's policy for one turn under a
+    lock and restores the shared one afterwards.
+    """
 
     settings: Settings
     client: QdrantClient
     embedder: Embedder
     lock: threading.RLock = field(default_factory=threading.RLock)
-    _runtime: Runtime | None = None
     base_policy: EvidencePolicy | None = None
+    _runtimes: dict[tuple[str, str], Runtime] = field(default_factory=dict)
 
     def index_ready(self) -> bool:
         return QdrantStore(self.client, self.settings.collection).exists()
@@ -58,25 +62,33 @@ class Engine:
         with self.lock:
             return index_formulary(self.settings, self.client, self.embedder, progress=progress)
 
-    def runtime(self) -> Runtime:
-        """The shared runtime (raises :class:`IndexMissingError` while there is no index)."""
+    def runtime(self, answer_provider: str | None = None, rerank_provider: str | None = None) -> Runtime:
+        """The shared runtime for these providers (raises :class:`IndexMissingError` without an index)."""
+        key = (answer_provider or self.settings.answer_provider, rerank_provider or self.settings.rerank_provider)
         with self.lock:
-            if self._runtime is None:
-                self._runtime = build_runtime(self.settings, client=self.client, embedder=self.embedder)
-                self.base_policy = self._runtime.retrieval.policy
-            return self._runtime
+            if key not in self._runtimes:
+                settings = replace(self.settings, answer_provider=key[0], rerank_provider=key[1])
+                settings.validate()
+                runtime = build_runtime(settings, client=self.client, embedder=self.embedder)
+                if self.base_policy is None:
+                    self.base_policy = runtime.retrieval.policy
+                self._runtimes[key] = runtime
+            return self._runtimes[key]
 
-    def handle(self, text: str, conversation_id: str, policy: EvidencePolicy | None = None) -> AgentReply:
-        """One turn under this session's policy; the shared runtime's policy is restored afterwards."""
-        runtime = self.runtime()
+    def handle(
+        self, text: str, conversation_id: str, policy: EvidencePolicy | None = None,
+        answer_provider: str | None = None, rerank_provider: str | None = None,
+    ) -> AgentReply:
+        """One turn under this session's policy and providers."""
+        runtime = self.runtime(answer_provider, rerank_provider)
         with self.lock, _policy_applied(runtime, policy):
             return runtime.agent.handle(text, conversation_id)
 
     def close(self) -> None:
-        if self._runtime is not None:
-            self._runtime.close()
-        else:
-            self.client.close()
+        for runtime in self._runtimes.values():
+            runtime.conversations.close()
+        self._runtimes.clear()
+        self.client.close()
 
 
 @contextmanager
@@ -90,11 +102,10 @@ def _policy_applied(runtime: Runtime, policy: EvidencePolicy | None) -> Iterator
         runtime.retrieval.policy = saved
 
 
-def open_engine(settings: Settings | None = None) -> Engine:
+def open_engine(settings: Settings | None = None, embedder: Embedder | None = None) -> Engine:
     """Open the configured index location (``DUOCTHU_HOME``, ``QDRANT_URL``) without building anything."""
     settings = settings or Settings.from_env()
-    embedder = get_embedder(settings)
-    return Engine(settings, open_client(settings), embedder)
+    return Engine(settings, open_client(settings), embedder or get_embedder(settings))
 
 
 def load_runtime(settings: Settings | None = None) -> Runtime:
@@ -212,12 +223,12 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&^])")
 
 
 def escape_markdown(text: str) -> str:
-    """Text that Streamlit's Markdown shows literally: no emphasis, links, HTML, LaTeX or directives.
+    r"""Text that Streamlit's Markdown shows literally: no emphasis, links, HTML, LaTeX or directives.
 
     Line breaks are kept (a hard break per newline).
 
     >>> escape_markdown("**x** <b>")
-    '\\\\*\\\\*x\\\\*\\\\* \\\\<b\\\\>'
+    '\\*\\*x\\*\\* \\<b\\>'
     """
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
     return "  \n".join(escaped.splitlines()) if "\n" in escaped else escaped
@@ -291,10 +302,6 @@ def policy_from_knobs(base: EvidencePolicy, values: dict[str, Any]) -> EvidenceP
     return base.with_overrides(**changes)
 
 
-def policy_summary(policy: EvidencePolicy) -> dict[str, float | int]:
-    return knob_defaults(policy)
-
-
 # -- the formulary browser -------------------------------------------------------------------------
 
 
@@ -323,8 +330,4 @@ def monograph_sections(store: QdrantStore, drug_id: str) -> list[BrowsedSection]
     return sections
 
 
-def progress_labels() -> dict[str, str]:
-    return {"embed": "Tính embedding cho các đoạn", "upsert": "Ghi các đoạn vào Qdrant"}
-
-
-ProgressCallback = Callable[[int], None]
+PROGRESS_LABELS = {"embed": "Tính embedding cho các đoạn", "upsert": "Ghi các đoạn vào Qdrant"}

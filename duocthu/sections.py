@@ -110,7 +110,7 @@ SECTION_PHRASES: dict[str, tuple[str, ...]] = {
         "liều lượng", "liều dùng", "liều", "cách dùng", "uống bao nhiêu", "dùng bao nhiêu",
         "uống mấy viên", "mấy viên", "cách uống", "bao nhiêu mg", "uống như thế nào",
         "dùng như thế nào", "liều tối đa", "mấy lần một ngày", "uống mấy lần", "dose",
-        "uống thế nào", "dùng thế nào", "cách sử dụng", "sử dụng thế nào", "uống như nào", "uống sao",
+        "uống thế nào", "dùng thế nào", "bao nhiêu viên", "mấy ml", "tính liều", "cách sử dụng", "sử dụng thế nào", "uống như nào", "uống sao",
     ),
     "tuong_tac_thuoc": (
         "tương tác thuốc", "tương tác", "dùng chung", "uống chung", "dùng cùng", "uống cùng",

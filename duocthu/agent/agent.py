@@ -206,7 +206,8 @@ class RagAgent:
         if decision.outcome is Outcome.ABSTAIN:
             return _TurnResult("abstain", decision.reason, msg.abstain_message(decision.reason),
                                route=route_name, steps=tuple(steps), failures=tuple(failures))
-        request = GenerationRequest(query, tuple(hits), focus_words=_focus_words(frame))
+        request = GenerationRequest(query, tuple(hits), focus_words=_focus_words(frame),
+                                    age_years=frame.age_years, weight_kg=frame.weight_kg)
         guarded = self.answers.answer_from_result(request, budget, prechecked=True)
         return self._compose(frame, guarded, hits, omitted, decision.outcome, decision.reason, route_name, steps, failures)
 

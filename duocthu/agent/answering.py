@@ -40,6 +40,8 @@ class GenerationRequest:
     candidate_drug_ids: tuple[str, ...] = ()
     candidate_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
     focus_words: tuple[str, ...] = ()  # words that select the most relevant sentences offline
+    age_years: float | None = None  # a band containing it ("4–6 tuổi") ranks first offline
+    weight_kg: float | None = None  # likewise for weight bands ("10–33 kg")
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,8 @@ class ExtractiveAnswerGenerator:
             for order, hit in enumerate(request.evidence):
                 for position, sentence in enumerate(split_sentences(hit.chunk.text)):
                     overlap = len(focus & set(folded_words(fold(sentence))))
+                    overlap += 3 * _band_contains(sentence, request.age_years, _AGE_BAND_RE)
+                    overlap += 3 * _band_contains(sentence, request.weight_kg, _WEIGHT_BAND_RE)
                     scored.append((overlap, -order, -position, sentence, hit.doc_id))
             scored.sort(reverse=True)
             chosen = sorted(scored[: self.max_sentences], key=lambda s: (-s[1], -s[2]))
@@ -157,6 +161,20 @@ class ExtractiveAnswerGenerator:
         self, request: GenerationRequest, answer: GeneratedAnswer, omissions: Sequence[str], budget: RequestBudget
     ) -> GeneratedAnswer:
         return answer
+
+
+_AGE_BAND_RE = re.compile(r"(\d+(?:[.,]\d+)?)\s*[–-]\s*(\d+(?:[.,]\d+)?)\s*tuổi")
+_WEIGHT_BAND_RE = re.compile(r"(\d+(?:[.,]\d+)?)\s*[–-]\s*(\d+(?:[.,]\d+)?)\s*kg")
+
+
+def _band_contains(sentence: str, value: float | None, pattern: re.Pattern[str]) -> bool:
+    """Whether the sentence states a band ("4–6 tuổi", "10–33 kg") that contains ``value``."""
+    if value is None:
+        return False
+    for low, high in pattern.findall(sentence):
+        if float(low.replace(",", ".")) <= value <= float(high.replace(",", ".")):
+            return True
+    return False
 
 
 def _best_sentences(text: str, focus: frozenset[str], n: int) -> list[str]:

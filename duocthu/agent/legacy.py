@@ -14,7 +14,6 @@ from duocthu.agent.drug_resolver import DrugResolver
 from duocthu.agent.reply import AgentReply, EvidenceView
 from duocthu.budget import RequestBudget
 from duocthu.retrieval.service import RetrievalService
-from duocthu.sections import resolve_section
 from duocthu.text import normalize
 from duocthu.trace import TraceWriter
 from duocthu.types import Outcome
@@ -41,9 +40,7 @@ class RetrievalOnlyAgent:
             )
         else:
             drug_id = mentions[0].drug_id
-            result = self.retrieval.retrieve_framed(
-                drug_id, resolve_section(text), text, drug_names=self.resolver.names_of(drug_id)
-            )
+            result = self.retrieval.retrieve(text, drug_id, drug_names=self.resolver.names_of(drug_id))
             outcome = result.decision.outcome
             if outcome is Outcome.ABSTAIN:
                 answer = msg.abstain_message(result.decision.reason)

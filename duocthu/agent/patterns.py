@@ -124,6 +124,8 @@ OVERVIEW_CUES = ("là thuốc gì", "là gì", "thông tin về", "giới thiệ
 SECTION_OVERVIEW_CUES = ("toàn bộ", "đầy đủ", "tất cả", "nguyên văn", "cả mục")
 FOLLOW_UP_CUES = ("còn", "thì sao", "thế còn", "vậy còn", "còn với")
 INTERACTION_CUES = ("với", "cùng", "chung", "kèm", "kết hợp", "phối hợp", "và", "cùng lúc", "cùng với")
+QUANTITY_CUES = ("bao nhiêu viên", "mấy viên", "mấy ml", "mấy gói", "tính liều", "uống bao nhiêu", "dùng bao nhiêu",
+                 "bao nhiêu mg", "mấy mg", "mấy thìa", "bao nhiêu ml")
 DOSING_CUES = ("bao nhiêu", "mấy viên", "mấy ml", "mấy lần", "liều", "tính liều", "uống sao", "dùng sao", "mấy gói")
 REVERSE_CUES = (
     "thuốc nào", "thuốc gì", "những thuốc nào", "các thuốc nào", "loại thuốc nào", "nhóm thuốc nào",

@@ -82,8 +82,10 @@ class RuleBasedUnderstander:
             facts.age_text is not None or facts.weight_kg is not None or population is not None
         )
         asks_dose = section_key == "lieu_luong_va_cach_dung" or p.has_phrase(text, p.DOSING_CUES)
+        asks_quantity = p.has_phrase(text, p.QUANTITY_CUES)  # "how many tablets?" is personal dosing
         wants_whole_section = p.has_phrase(text, p.SECTION_OVERVIEW_CUES)
-        if drugs and asks_dose and section_key in (None, "lieu_luong_va_cach_dung") and patient_specific:
+        if (drugs and asks_dose and section_key in (None, "lieu_luong_va_cach_dung")
+                and (patient_specific or asks_quantity) and not wants_whole_section):
             return QueryFrame(
                 turn_type=TurnType.DOSING_CALC, drugs=drugs, section_key="lieu_luong_va_cach_dung",
                 attribute=SECTION_TITLES["lieu_luong_va_cach_dung"], wants_section_overview=wants_whole_section,
@@ -191,12 +193,15 @@ def extract_condition(text: str, resolver: DrugResolver) -> tuple[str | None, li
             if condition:
                 others = [c for c in others if c != clause]
                 break
+    if condition is not None and fold(condition) in _NOT_A_CONDITION:
+        condition = None
     comorbidities += [c for c in p.COMORBIDITY_PHRASES if any(p.has_phrase(o, (c,)) for o in others)]
     comorbidities = [c for c in dict.fromkeys(comorbidities)
                      if not any(c != o and fold(c) in fold(o) for o in comorbidities)]
     return condition, comorbidities
 
 
+_NOT_A_CONDITION = frozenset(fold(w) for w in ("bệnh", "bệnh tật", "triệu chứng", "chứng", "bệnh lý", "tình trạng"))
 _PATIENT_MARKERS = ("cho người", "ở người", "cho bệnh nhân", "ở bệnh nhân", "cho người bệnh", "ở người bệnh",
                     "người có", "người đang bị", "mà bị")
 

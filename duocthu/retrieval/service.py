@@ -18,7 +18,7 @@ from duocthu.qdrant_store import QdrantStore
 from duocthu.retrieval.decision import decide
 from duocthu.retrieval.packing import pack_evidence
 from duocthu.retrieval.policy import EvidencePolicy
-from duocthu.sections import INTRO_SECTIONS, SECTION_PHRASES
+from duocthu.sections import INTRO_SECTIONS, SECTION_PHRASES, resolve_section
 from duocthu.types import Decision, DrugCandidate, EvidencePack, Hit, Outcome, RetrievalResult
 
 QueryEmbedder = Callable[[str], np.ndarray]
@@ -137,7 +137,29 @@ class RetrievalService:
             pooled.append(Hit(hit.chunk, hit.score, hit.score_kind, "pooled"))
         return pooled
 
-    # -- similarity-only route (used for measurement and the legacy path) ---------------------
+    # -- the legacy path (ANSWER_PROVIDER=disabled) --------------------------------------------
+    def retrieve(self, query: str, drug_id: str | None = None, drug_names: Iterable[str] = (),
+                 policy: EvidencePolicy | None = None) -> RetrievalResult:
+        """Keyword section router first; otherwise dense top-``candidate_limit`` cut to ``evidence_limit``.
+
+        Hydration of parent chunks is a no-op here: no chunk of the corpus carries a ``parent_id``.
+        """
+        policy = policy or self.policy
+        section_key = resolve_section(query)
+        if drug_id is not None and section_key is not None:
+            return self._section_route(drug_id, section_key, query, drug_names, policy)
+        hits = self.store.search(
+            self.embed_query(query), limit=policy.candidate_limit, drug_id=drug_id, min_score=policy.minimum_score
+        )
+        evidence = tuple(hits[: policy.evidence_limit])
+        steps = (f"resolve_section → {section_key}", f"dense search (min {policy.minimum_score}) → {len(hits)}",
+                 f"evidence_limit {policy.evidence_limit} → {len(evidence)}")
+        if not evidence:
+            return RetrievalResult("dense", EvidencePack(()), Decision(Outcome.ABSTAIN, "insufficient_retrieval_score"),
+                                   steps=steps)
+        return RetrievalResult("dense", pack_evidence(evidence, None), decide(evidence), steps=steps)
+
+    # -- similarity-only route (used for measurement) -------------------------------------------
     def dense_top_k(self, query: str, drug_id: str | None, limit: int | None = None) -> list[Hit]:
         return self.store.search(self.embed_query(query), limit=limit or self.policy.candidate_limit, drug_id=drug_id)
 
