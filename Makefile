@@ -44,7 +44,7 @@ notebooks: setup
 	$(PY) -m duocthu notebooks run
 
 bench: setup
-	$(PY) -m duocthu bench
+	$(PY) -m bench
 
 # Debian's Chromium for the end-to-end browser test (Playwright drives it; never `playwright install`).
 e2e-deps:
@@ -57,3 +57,13 @@ e2e-deps:
 
 clean:
 	rm -rf .duocthu reports artifacts
+
+# The benchmark suite at tiny sizes (CI): writes its report under .duocthu/, never docs/.
+.PHONY: bench-smoke
+bench-smoke: setup
+	$(PY) -m bench --profile smoke --inline --out .duocthu/bench-smoke.md
+
+# Time a first `make demo` (index, then streamlit) to the first answer in headless Chromium.
+.PHONY: demo-timing
+demo-timing: setup e2e-deps
+	$(PY) scripts/measure_demo_start.py --fresh

@@ -21,20 +21,31 @@ from duocthu.agent.reply import AgentReply
 from duocthu.agent.routing import rule_by_number
 from duocthu.config import Settings
 from duocthu.errors import DuocthuError
+from duocthu.providers.embedding import Embedder
+from duocthu.providers.embedding import get_embedder as embedder_for
 from duocthu.retrieval.policy import EvidencePolicy
 
 log = logging.getLogger("duocthu.app")
 
-CHAT_PAGE = "💬 Hỏi đáp"
-BROWSE_PAGE = "📖 Tra cứu Dược thư"
+CHAT_PAGE = "Hỏi đáp"
+BROWSE_PAGE = "Tra cứu Dược thư"
+PAGE_ICONS = {CHAT_PAGE: ":material/forum:", BROWSE_PAGE: ":material/menu_book:"}
 
-st.set_page_config(page_title="duocthu — tra cứu thuốc (demo)", page_icon="💊", layout="wide")
+st.set_page_config(page_title="duocthu — tra cứu thuốc (demo)", page_icon=":material/medication:", layout="wide")
 
 
 @st.cache_resource(show_spinner="Đang nạp mô hình embedding…")
 def get_embedder(provider: str) -> Embedder:
     """One embedder per process and provider, shared by every index folder."""
-    return embedder_for(Settings.from_env(EMBEDDING_PROVIDER=provider) if False else Settings.from_env())
+    del provider  # the cache key
+    return embedder_for(Settings.from_env())
+
+
+@st.cache_resource(show_spinner="Đang mở chỉ mục…")
+def get_engine(home: str, qdrant_url: str, embedding_provider: str) -> ui.Engine:
+    """One Qdrant client per process and folder (local Qdrant admits no second one)."""
+    del home, qdrant_url  # the cache key; the settings themselves come from the environment
+    return ui.open_engine(Settings.from_env(), get_embedder(embedding_provider))
 
 
 def esc(text: object) -> str:
@@ -84,7 +95,7 @@ def streamlit_progress(label: str, total: int) -> Callable[[int], None]:
 def open_engine() -> ui.Engine | None:
     try:
         settings = Settings.from_env()
-        return get_engine(str(settings.home), settings.qdrant_url or "")
+        return get_engine(str(settings.home), settings.qdrant_url or "", settings.embedding_provider)
     except DuocthuError as exc:
         st.error("Không mở được chỉ mục hoặc nhà cung cấp của duocthu.")
         st.text(str(exc))
@@ -100,12 +111,12 @@ def index_gate(engine: ui.Engine) -> bool:
     if engine.index_ready():
         engine.runtime()
         return True
-    st.title("💊 duocthu")
+    st.title(":material/medication: duocthu")
     st.warning(
-        f"Chưa có chỉ mục Dược thư (bản demo) tại {engine.settings.qdrant_path}. "
+        f"Chưa có chỉ mục Dược thư (bản demo) tại {esc(engine.settings.qdrant_path)}. "
         "Bấm nút dưới đây để xây dựng (vài giây đến một phút; embedding lấy từ bộ nhớ đệm đã commit)."
     )
-    if st.button("🔨 Xây dựng chỉ mục", key="build_index", type="primary"):
+    if st.button("Xây dựng chỉ mục", key="build_index", type="primary", icon=":material/build:"):
         try:
             with st.status("Đang xây dựng chỉ mục…", expanded=True) as status:
                 report = engine.build_index(progress=streamlit_progress)
@@ -126,16 +137,17 @@ def index_gate(engine: ui.Engine) -> bool:
 
 def sidebar(engine: ui.Engine | None) -> str:
     with st.sidebar:
-        st.title("💊 duocthu")
+        st.title(":material/medication: duocthu")
         st.caption("Trợ lý tra cứu thuốc có dẫn chứng — bản demo")
-        page = st.radio("Trang", [CHAT_PAGE, BROWSE_PAGE], key="page", label_visibility="collapsed")
-        st.button("🆕 Cuộc trò chuyện mới", key="new_conversation", on_click=new_conversation,
-                  use_container_width=True)
+        page = st.radio("Trang", [CHAT_PAGE, BROWSE_PAGE], key="page", label_visibility="collapsed",
+                        format_func=lambda name: f"{PAGE_ICONS[name]} {name}")
+        st.button("Cuộc trò chuyện mới", key="new_conversation", on_click=new_conversation,
+                  icon=":material/add_comment:", width="stretch")
         st.caption(f"Mã hội thoại: {st.session_state.conversation_id[:12]}")
         if engine is not None and engine.base_policy is not None:
             provider_controls(engine)
             policy_controls(engine)
-        st.warning(DEMO_NOTICE, icon="⚠️")
+        st.warning(DEMO_NOTICE, icon=":material/warning:")
     return str(page)
 
 
@@ -149,7 +161,7 @@ def provider_controls(engine: ui.Engine) -> None:
                  "EMBEDDING_PROVIDER rồi chạy lại `duocthu index`.",
         )
     for note in engine.runtime().notes:
-        st.caption(f"⚠️ {note}")
+        st.caption(f":material/warning: {esc(note)}")
 
 
 def policy_controls(engine: ui.Engine) -> None:
@@ -160,7 +172,7 @@ def policy_controls(engine: ui.Engine) -> None:
             knob.label, min_value=knob.min_value, max_value=knob.max_value, value=defaults[knob.name],
             step=knob.step, key=f"knob_{knob.name}", help=knob.help,
         )
-    st.button("↺ Khôi phục mặc định", key="reset_knobs", on_click=reset_knobs)
+    st.button("Khôi phục mặc định", key="reset_knobs", on_click=reset_knobs, icon=":material/restart_alt:")
     st.caption("Áp dụng ngay cho lượt hỏi tiếp theo của phiên này (không ảnh hưởng phiên khác).")
 
 
@@ -175,6 +187,7 @@ def session_policy(engine: ui.Engine) -> EvidencePolicy:
 
 def run_turn(engine: ui.Engine, question: str) -> dict[str, Any]:
     policy = session_policy(engine)
+    st.session_state.policy = policy  # this session's copy; the shared runtime keeps its own
     providers = {
         "answer": st.session_state.get("provider_answer", engine.settings.answer_provider),
         "rerank": st.session_state.get("provider_rerank", engine.settings.rerank_provider),
@@ -223,14 +236,14 @@ def render_reply(index: int, turn: dict[str, Any]) -> None:
         if not reply.steps:
             st.caption("Không có bước truy xuất: bảng định tuyến quyết định ngay.")
         for failure in reply.failures:
-            st.text(f"⚠ {failure}")
-    with st.expander("🔎 Chi tiết kiểm tra lượt này"):
+            st.text(f"Lỗi: {failure}")
+    with st.expander("Chi tiết kiểm tra lượt này", icon=":material/search:"):
         render_inspection(index, turn, reply)
 
 
 def render_inspection(index: int, turn: dict[str, Any], reply: AgentReply) -> None:
     st.download_button(
-        "⬇️ Tải bản ghi lượt này (JSON)",
+        "Tải bản ghi lượt này (JSON)", icon=":material/download:",
         data=ui.trace_json_bytes(reply, {"question": turn["question"], "policy": turn["policy"],
                                          "providers": turn["providers"]}),
         file_name=ui.trace_file_name(reply, index + 1), mime="application/json",
@@ -282,7 +295,7 @@ def render_evidence(reply: AgentReply) -> None:
                 )
                 if item.requires_visual_check:
                     st.warning("Đoạn này có bảng chưa đối chiếu với bản in: kiểm tra trang PDF trước khi dùng số liệu.",
-                               icon="⚠️")
+                               icon=":material/warning:")
                 st.markdown(esc(item.text))
     if reply.omitted_evidence_ids:
         st.markdown("**Bằng chứng bị bỏ (vượt ngân sách ngữ cảnh):**")
@@ -293,8 +306,12 @@ def render_evidence(reply: AgentReply) -> None:
 
 
 def chat_page(engine: ui.Engine) -> None:
-    st.title("💬 Hỏi đáp về thuốc")
-    st.info(DEMO_NOTICE, icon="ℹ️")
+    st.title(":material/forum: Hỏi đáp về thuốc")
+    st.caption(
+        "Hỏi về một thuốc trong Dược thư (bản demo): mỗi câu trả lời kèm bằng chứng, trang nguồn và "
+        "lý do quyết định — mở «Chi tiết kiểm tra» dưới mỗi câu trả lời."
+    )
+    st.info(DEMO_NOTICE, icon=":material/info:")
     if "index_report" in st.session_state:
         st.success(st.session_state.pop("index_report"))
     typed = st.chat_input("Hỏi về liều dùng, chống chỉ định, tác dụng phụ, tương tác thuốc…", key="chat_input")
@@ -311,19 +328,19 @@ def chat_page(engine: ui.Engine) -> None:
         for j, text in enumerate(last.quick_replies):
             columns[j % len(columns)].button(
                 esc(text), key=f"quick_{len(turns)}_{j}", on_click=queue_question, args=(text,),
-                use_container_width=True,
+                width="stretch",
             )
     if not turns:
         st.markdown("#### Thử một câu hỏi mẫu")
         columns = st.columns(3)
         for j, text in enumerate(ui.EXAMPLE_QUESTIONS):
             columns[j % 3].button(esc(text), key=f"example_{j}", on_click=queue_question, args=(text,),
-                                  use_container_width=True)
+                                  width="stretch")
 
 
 def browse_page(engine: ui.Engine) -> None:
-    st.title("📖 Tra cứu Dược thư (bản demo)")
-    st.info(DEMO_NOTICE, icon="ℹ️")
+    st.title(":material/menu_book: Tra cứu Dược thư (bản demo)")
+    st.info(DEMO_NOTICE, icon=":material/info:")
     store = engine.runtime().store
     catalogue = {entry.drug_id: entry for entry in store.drug_catalogue()}
     if not catalogue:
@@ -339,12 +356,12 @@ def browse_page(engine: ui.Engine) -> None:
     )
     for section in ui.monograph_sections(store, drug_id):
         with st.container(border=True):
-            st.subheader(esc(section.title))
+            st.markdown(f"#### {esc(section.title)}")
             for hit in section.parts:
                 if hit.chunk.needs_visual_check:
                     st.warning(
                         f"Phần {hit.chunk.part_index + 1} có nội dung chưa đối chiếu với bản in (bảng): "
-                        "kiểm tra trang PDF trước khi dùng số liệu.", icon="⚠️",
+                        "kiểm tra trang PDF trước khi dùng số liệu.", icon=":material/warning:",
                     )
                 st.markdown(esc(hit.chunk.text))
             st.caption(f"Nguồn: {esc('; '.join(section.source_refs))}")
@@ -353,7 +370,17 @@ def browse_page(engine: ui.Engine) -> None:
 def main() -> None:
     init_session()
     engine = open_engine()
-    ready = engine is not None and index_gate(engine)
+    ready = False
+    if engine is not None:
+        try:
+            ready = index_gate(engine)
+        except DuocthuError as exc:  # e.g. a configured provider without its key or package
+            st.error("Không khởi tạo được trợ lý với cấu hình hiện tại.")
+            st.text(str(exc))
+        except Exception as exc:
+            log.exception("runtime failed to start")
+            st.error(f"Lỗi không mong đợi khi khởi tạo trợ lý: {type(exc).__name__}")
+            st.text(str(exc))
     page = sidebar(engine if ready else None)
     if not ready or engine is None:
         return

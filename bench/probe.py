@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +61,7 @@ class TurnSamples:
     turn_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     route_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     landed: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
+    other_reasons: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # "outcome/reason" of "other"
 
     def summaries(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -77,7 +78,7 @@ class TurnSamples:
 
 
 def run_turns(
-    runtime: Any, probe: RouteProbe, questions: dict[str, Sequence[str]], repeats: int,
+    runtime: Any, probe: RouteProbe, questions: Mapping[str, Sequence[str]], repeats: int,
     budget_s_per_route: float | None = None, min_samples: int = 3,
 ) -> TurnSamples:
     """Each question as a fresh conversation, ``repeats`` times; filed under the route it took.
@@ -105,6 +106,8 @@ def run_turns(
                     probe.understanding_ms if route == "clarify" else probe.retrieval_ms
                 )
                 samples.landed[intended][route] += 1
+                if route == "other":
+                    samples.other_reasons[f"{reply.outcome}/{reply.reason}"] += 1
                 taken += 1
                 if budget_s_per_route and time.perf_counter() - started > budget_s_per_route and taken >= min_samples:
                     break

@@ -88,8 +88,9 @@ def load_questions(eval_dir: Path, known_drugs: Iterable[str], per_route: int = 
     rows = [r for r in _jsonl(eval_dir / "section_routing.jsonl") if r.get("drug_id") in known]
     pooling = [r for r in _jsonl(eval_dir / "pooling.jsonl") if r.get("drug_id") in known]
     if rows:
-        by_route["section"] = [r["question"] for r in _spread(rows, per_route - min(4, len(pooling)))]
-        by_route["section"] += [r["question"] for r in _spread(pooling, min(4, len(pooling)))]
+        n_pooling = min(len(pooling), per_route // 6)  # a few "thận trọng" questions that exercise pooling
+        by_route["section"] = [r["question"] for r in _spread(rows, per_route - n_pooling)]
+        by_route["section"] += [r["question"] for r in _spread(pooling, n_pooling)]
         sources["section"] = "data/eval/section_routing.jsonl + pooling.jsonl"
     else:
         by_route["section"] = list(SECTION)

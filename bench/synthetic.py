@@ -6,10 +6,12 @@ clone's text is unchanged). The collection is written directly with the schema o
 :mod:`duocthu.indexing` — named dense + BM25 sparse vectors, the same payload, the payload
 indexes, served through the alias — so every read path of the product runs unchanged.
 
-Clone ids are ``<drug>_s0042`` (one underscore): ``doc_id`` uses ``__`` as its separator and
-the agent splits on it, so ``paracetamol__s0042`` would be read back as ``paracetamol``. A clone
-is named ``<Name> S0042`` with no aliases, so the drug resolver sees distinct drugs and demo
-questions still resolve to the original (copy 0).
+Clone ids are ``<drug>_sabq`` (one underscore, a letter code for the copy number): ``doc_id``
+uses ``__`` as its separator and the agent splits on it, so ``paracetamol__s0042`` would be read
+back as ``paracetamol``. A clone is named ``<Name> Sabq`` — letters, because a digit in a drug's
+name would appear in an answer's claims but not in the cited evidence and trip the numeric
+grounding guard — with no aliases, so the drug resolver sees distinct drugs and demo questions
+still resolve to the original (copy 0).
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from duocthu.embedding_cache import EmbeddingCache
-from duocthu.indexing import _create_collection, _switch_alias  # the product's own schema and publish step
+from duocthu.indexing import (  # the product's own schema and publish step
+    _create_collection,
+    _switch_alias,
+)
 from duocthu.lexical import average_length, bm25_document_vector
 from duocthu.qdrant_store import DENSE, SPARSE_BM25
 from duocthu.types import Chunk
@@ -45,8 +50,19 @@ class SyntheticReport:
         return self.chunks / self.seconds if self.seconds else float("nan")
 
 
+def copy_code(copy: int, width: int = 3) -> str:
+    """``1 → "aab"``: the copy number in base 26, letters only."""
+    letters = []
+    for _ in range(width):
+        copy, digit = divmod(copy, 26)
+        letters.append(chr(ord("a") + digit))
+    if copy:
+        raise ValueError("copy number too large for the code width")
+    return "".join(reversed(letters))
+
+
 def clone_id(drug_id: str, copy: int) -> str:
-    return drug_id if copy == 0 else f"{drug_id}_s{copy:04d}"
+    return drug_id if copy == 0 else f"{drug_id}_s{copy_code(copy)}"
 
 
 def clone_chunk(chunk: Chunk, copy: int) -> Chunk:
@@ -55,7 +71,7 @@ def clone_chunk(chunk: Chunk, copy: int) -> Chunk:
     drug_id = clone_id(chunk.drug_id, copy)
     return replace(
         chunk, drug_id=drug_id, doc_id=Chunk.make_doc_id(drug_id, chunk.section_key, chunk.part_index),
-        display_name=f"{chunk.display_name} S{copy:04d}", aliases=(),
+        display_name=f"{chunk.display_name} S{copy_code(copy)}", aliases=(),
     )
 
 

@@ -120,9 +120,9 @@ def sample(rows: list[dict[str, Any]], n: int | None, seed: int = 7) -> list[dic
 
 
 def stratified_sample(
-    rows: Sequence[dict[str, Any]], n: int | None, key: str, seed: int = 7
+    rows: Sequence[dict[str, Any]], n: int | None, key: str | Callable[[dict[str, Any]], Any], seed: int = 7
 ) -> list[dict[str, Any]]:
-    """``n`` rows taken round-robin across the values of ``row[key]``, in file order.
+    """``n`` rows taken round-robin across the values of ``row[key]`` (or ``key(row)``), in file order.
 
     Every stratum (section, kind …) is represented as long as ``n`` allows, so a small CI run
     still measures each group. Deterministic for a given ``seed``.
@@ -136,7 +136,8 @@ def stratified_sample(
     rng = random.Random(seed)
     groups: dict[Any, list[int]] = {}
     for index, row in enumerate(rows):
-        groups.setdefault(str(row.get(key)), []).append(index)
+        stratum = key(row) if callable(key) else row.get(key)
+        groups.setdefault(str(stratum), []).append(index)
     for indices in groups.values():
         rng.shuffle(indices)
     chosen: list[int] = []
@@ -148,22 +149,38 @@ def stratified_sample(
 
 
 def write_metrics(path: Path | str, metrics: Mapping[str, Any]) -> Path:
-    """Write a notebook's metrics as JSON (numpy and pandas scalars converted)."""
+    """Write a notebook's metrics as strict JSON: numpy/pandas scalars converted, NaN and NA → null."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(metrics, ensure_ascii=False, indent=2, default=_json_default) + "\n", encoding="utf-8")
+    text = json.dumps(_plain(metrics), ensure_ascii=False, indent=2, allow_nan=False)
+    target.write_text(text + "\n", encoding="utf-8")
     return target
 
 
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "item"):  # numpy / pandas scalars
-        return value.item()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, (set, frozenset, tuple)):
-        return sorted(value) if isinstance(value, (set, frozenset)) else list(value)
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_plain(v) for v in value)
     if isinstance(value, Path):
         return str(value)
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:  # arrays, series
+        return _plain(value.tolist())
+    if hasattr(value, "item"):  # numpy / pandas scalars
+        value = value.item()
+    try:
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        pass
+    if isinstance(value, float) and math.isinf(value):
+        return None
+    if isinstance(value, (int, float)):
+        return value
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
@@ -326,20 +343,27 @@ def agent_summary(turns: pd.DataFrame) -> dict[str, Any]:
 
 
 def per_rule_table(turns: pd.DataFrame) -> pd.DataFrame:
-    """Turns grouped by the routing-table row that fired, with what that row says."""
+    """One row per routing-table row: how often it fired and was right, how often it was expected
+    and fired (``rule_recall``), with the table's own condition and outcome."""
     from duocthu.agent.routing import ROUTING_TABLE
 
     conditions = {rule.number: rule.condition for rule in ROUTING_TABLE}
     outcomes = {rule.number: rule.outcome for rule in ROUTING_TABLE}
     frame = turns.assign(
-        rule=turns["rule"].astype("Int64"),
+        rule=turns["rule"].astype("Int64"), expected_rule=turns["expected_rule"].astype("Int64"),
         outcome_ok=turns["expected_outcome"] == turns["outcome"],
     )
-    table = frame.groupby("rule", dropna=False).agg(
-        turns=("turn", "size"), expected_here=("expected_rule", lambda s: int(s.notna().sum())),
-        outcome_accuracy=("outcome_ok", "mean"), turn_accuracy=("correct", "mean"),
-    ).reset_index()
-    table["condition"] = [conditions.get(r) if pd.notna(r) else "(no rule: turn failed)" for r in table["rule"]]
+    frame = frame.assign(rule_ok=(frame["rule"] == frame["expected_rule"]).fillna(False))
+    fired = frame.groupby("rule", dropna=False).agg(
+        fired=("turn", "size"), outcome_accuracy=("outcome_ok", "mean"), turn_accuracy=("correct", "mean"),
+    )
+    expected = frame.dropna(subset=["expected_rule"]).groupby("expected_rule").agg(
+        expected=("turn", "size"), rule_recall=("rule_ok", "mean"),
+    )
+    expected.index.name = "rule"
+    table = fired.join(expected, how="outer").reset_index()
+    table[["fired", "expected"]] = table[["fired", "expected"]].fillna(0).astype(int)
+    table["condition"] = [conditions.get(r) if pd.notna(r) else "(no rule: the turn failed)" for r in table["rule"]]
     table["table_outcome"] = [outcomes.get(r) if pd.notna(r) else "" for r in table["rule"]]
     return table
 
@@ -433,15 +457,52 @@ def pooling_policy(base: EvidencePolicy, config: Mapping[str, Any]) -> EvidenceP
     })
 
 
+class _MemoisingStore:
+    """A read-through cache over the two lexical searches pooling makes (sweeps repeat them).
+
+    Results are identical to the store's: ``search_lexical`` is read once per (tokens, drug,
+    sections, exclusions) with no minimum and filtered afterwards, which is what the store's own
+    ``min_score`` does; everything else is delegated.
+    """
+
+    def __init__(self, store: QdrantStore):
+        self._store = store
+        self._lexical: dict[tuple[Any, ...], list[Hit]] = {}
+        self._bm25: dict[tuple[Any, ...], list[Hit]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def search_lexical(
+        self, query_tokens: frozenset[str], drug_id: str, section_keys: Sequence[str] | None = None,
+        exclude_sections: Iterable[str] | None = None, min_score: float = 0.0,
+    ) -> list[Hit]:
+        key = (query_tokens, drug_id, tuple(section_keys) if section_keys is not None else None,
+               frozenset(exclude_sections or ()))
+        if key not in self._lexical:
+            self._lexical[key] = self._store.search_lexical(query_tokens, drug_id, section_keys, exclude_sections)
+        return [h for h in self._lexical[key] if h.score >= min_score]
+
+    def search_bm25(self, query: str, limit: int = 5, drug_id: str | None = None, **filters: Any) -> list[Hit]:
+        key = (query, limit, drug_id, tuple(sorted((k, str(v)) for k, v in filters.items())))
+        if key not in self._bm25:
+            self._bm25[key] = self._store.search_bm25(query, limit=limit, drug_id=drug_id, **filters)
+        return list(self._bm25[key])
+
+
 def sweep_pooling(
     retrieval: RetrievalService, rows: Sequence[dict[str, Any]], grid: Sequence[Mapping[str, Any]],
     drug_names: dict[str, list[str]] | None = None, base: EvidencePolicy | None = None,
 ) -> pd.DataFrame:
-    """:func:`evaluate_pooling` for every configuration; config columns prepended."""
+    """:func:`evaluate_pooling` for every configuration; config columns prepended.
+
+    The lexical searches are cached across configurations (same results, one search each).
+    """
     base = base or retrieval.policy
+    cached = RetrievalService(_MemoisingStore(retrieval.store), retrieval.embed_query, retrieval.reranker, base)  # type: ignore[arg-type]
     frames = []
     for config in grid:
-        frame = evaluate_pooling(retrieval, rows, pooling_policy(base, config), drug_names)
+        frame = evaluate_pooling(cached, rows, pooling_policy(base, config), drug_names)
         for column, value in reversed(list(config.items())):
             frame.insert(0, column, value)
         frames.append(frame)
@@ -449,25 +510,57 @@ def sweep_pooling(
 
 
 def pooling_summary(pooled: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
-    """Recovery (cross-section answers pooled) and leak rates, per configuration.
+    """Recovery and leak rates of pooling results (from :func:`evaluate_pooling`), per configuration.
 
-    ``recovery_rate`` is over ``cross_section`` rows; ``leak_rate`` over all rows (pooling
-    added a section nobody expected); ``leak_rate_on_leak_rows`` over ``leak`` rows only.
+    * ``recovery_rate`` — ``cross_section`` rows whose expected section(s) were pooled;
+    * ``leak_rate`` — ``leak`` rows where pooling added anything (the named section already
+      answers them: data/eval/README.md);
+    * ``extra_rate`` — ``cross_section`` rows where pooling *also* added an unexpected section;
+    * ``unexpected_rate`` — all rows with any unexpected pooled section (the strictest view:
+      :func:`leak_rate` over every row).
     """
     def summarise(group: pd.DataFrame) -> pd.Series:
         cross = group[group["kind"] == "cross_section"]
         leaks = group[group["kind"] == "leak"]
         return pd.Series({
-            "rows": len(group), "cross_section_rows": len(cross),
+            "rows": len(group), "cross_section_rows": len(cross), "leak_rows": len(leaks),
             "recovery_rate": float(cross["recovered"].mean()) if len(cross) else float("nan"),
-            "leak_rate": leak_rate(group["pooled_sections"], group["expected"]) if len(group) else 0.0,
-            "leak_rate_on_leak_rows": float(leaks["leaked"].mean()) if len(leaks) else float("nan"),
-            "leaks": int(group["leaked"].sum()),
+            "leak_rate": leak_rate(leaks["pooled_sections"], leaks["expected"]) if len(leaks) else float("nan"),
+            "extra_rate": leak_rate(cross["pooled_sections"], cross["expected"]) if len(cross) else float("nan"),
+            "unexpected_rate": leak_rate(group["pooled_sections"], group["expected"]) if len(group) else 0.0,
+            "leaks": int(leaks["leaked"].sum()), "extras": int(cross["leaked"].sum()),
         })
 
     if not by:
         return summarise(pooled).to_frame().T
     return pooled.groupby(list(by), sort=False)[list(pooled.columns)].apply(summarise).reset_index()
+
+
+def section_lexical_scores(
+    retrieval: RetrievalService, rows: Sequence[dict[str, Any]], drug_names: dict[str, list[str]] | None = None
+) -> pd.DataFrame:
+    """Best distinct-token count per (question, other section), before any threshold or exclusion.
+
+    ``role`` says whether the section is the expected answer, the known attractor or another one:
+    the spread between them is what a single minimum score has to separate.
+    """
+    from duocthu.lexical import lexical_query_tokens
+    from duocthu.sections import SECTION_PHRASES
+
+    attractors = set(retrieval.policy.lexical_pool_excluded_sections)
+    records = []
+    for row in rows:
+        names = (drug_names or {}).get(row["drug_id"], [])
+        tokens = lexical_query_tokens(row["question"], exclude=[*names, *SECTION_PHRASES[row["section_key"]]])
+        best: dict[str, float] = {}
+        for hit in retrieval.store.search_lexical(tokens, row["drug_id"], exclude_sections=[row["section_key"]]):
+            best[hit.chunk.section_key] = max(best.get(hit.chunk.section_key, 0.0), hit.score)
+        expected = set(row.get("expected_pooled_sections", []))
+        for section, score in best.items():
+            role = "expected" if section in expected else "attractor" if section in attractors else "other"
+            records.append({"id": row["id"], "kind": row["kind"], "section_key": section, "role": role,
+                            "score": score, "query_tokens": len(tokens)})
+    return pd.DataFrame.from_records(records)
 
 
 def drug_names_for(resolver: Any, drug_ids: Iterable[str]) -> dict[str, list[str]]:
@@ -577,20 +670,21 @@ def _threshold_row(group: pd.DataFrame) -> pd.Series:
 
 
 def recommend_minimum_score(sweep: pd.DataFrame, pipeline: str = "dense") -> dict[str, Any]:
-    """The threshold with no nonsense false positive and the best recall.
+    """The lowest threshold with no nonsense false positive: the best recall among those.
 
-    Among thresholds tied on recall the *highest* is recommended (same recall, more margin
-    against nonsense the set does not contain); ``zero_fp_range`` shows the whole tie.
+    Recall can only fall as the threshold rises, so the lowest zero-false-positive threshold is
+    the best one *on this set*; it sits right above the highest-scoring nonsense phrase, so a
+    deployment wants a margin above it. ``same_recall_up_to`` is the highest threshold that
+    still keeps that recall.
     """
-    rows = sweep[(sweep["pipeline"] == pipeline) & (sweep["fp_count"] == 0)]
+    rows = sweep[(sweep["pipeline"] == pipeline) & (sweep["fp_count"] == 0)].sort_values("threshold")
     if rows.empty:
-        return {"pipeline": pipeline, "recommended": None, "recall": None, "zero_fp_range": None}
-    best = rows["recall"].max()
-    tied = rows[rows["recall"] >= best - 1e-12]
+        return {"pipeline": pipeline, "recommended": None, "recall": None, "same_recall_up_to": None}
+    best = rows.iloc[0]
+    tied = rows[rows["recall"] >= best["recall"] - 1e-12]
     return {
-        "pipeline": pipeline, "recommended": float(tied["threshold"].max()), "recall": float(best),
-        "zero_fp_range": [float(tied["threshold"].min()), float(tied["threshold"].max())],
-        "lowest_zero_fp_threshold": float(rows["threshold"].min()),
+        "pipeline": pipeline, "recommended": float(best["threshold"]), "recall": float(best["recall"]),
+        "precision": float(best["precision"]), "same_recall_up_to": float(tied["threshold"].max()),
     }
 
 

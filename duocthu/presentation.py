@@ -123,14 +123,14 @@ def load_runtime(settings: Settings | None = None) -> Runtime:
 class Badge:
     label: str
     color: str  # a Streamlit badge colour
-    icon: str
+    icon: str  # a Material Symbols name Streamlit ships (emoji fonts are not everywhere)
 
 
 OUTCOME_BADGES: dict[str, Badge] = {
-    "answerable": Badge("Trả lời có dẫn chứng", "green", "✅"),
-    "clarify": Badge("Cần hỏi lại", "blue", "❓"),
-    "abstain": Badge("Từ chối trả lời", "gray", "⛔"),
-    "verify_pdf": Badge("Cần đối chiếu PDF", "orange", "⚠️"),
+    "answerable": Badge("Trả lời có dẫn chứng", "green", ":material/check_circle:"),
+    "clarify": Badge("Cần hỏi lại", "blue", ":material/help:"),
+    "abstain": Badge("Từ chối trả lời", "gray", ":material/block:"),
+    "verify_pdf": Badge("Cần đối chiếu PDF", "orange", ":material/picture_as_pdf:"),
 }
 SYSTEM_FAILURE_REASONS = frozenset({
     "understanding_unavailable", "generation_unavailable", "budget_exhausted", "backend_unavailable",
@@ -140,9 +140,9 @@ SYSTEM_FAILURE_REASONS = frozenset({
 
 def badge_for(outcome: str, reason: str = "") -> Badge:
     """Green answerable, blue clarify, orange verify_pdf, grey abstain (red when the system failed)."""
-    badge = OUTCOME_BADGES.get(outcome, Badge(outcome, "gray", "•"))
+    badge = OUTCOME_BADGES.get(outcome, Badge(outcome, "gray", ":material/info:"))
     if outcome == "abstain" and reason in SYSTEM_FAILURE_REASONS:
-        return Badge("Từ chối trả lời — lỗi hệ thống", "red", "🚫")
+        return Badge("Từ chối trả lời — lỗi hệ thống", "red", ":material/error:")
     return badge
 
 
@@ -169,8 +169,8 @@ def score_meaning(score: float, score_kind: str, route: str = "") -> str:
     """What a score means in words: scores of different kinds are never comparable."""
     if score_kind == "exact":
         if route == "drug":
-            return f"{score:g} theo cấu trúc (lấy theo thuốc, thứ tự sách — không phải độ tương đồng)"
-        return f"{score:g} theo cấu trúc (khớp mục chính xác)"
+            return f"{score:.1f} theo cấu trúc (lấy theo thuốc, thứ tự sách — không phải độ tương đồng)"
+        return f"{score:.1f} theo cấu trúc (khớp mục chính xác)"
     if score_kind == "similarity":
         return f"{score:.3f} độ tương đồng cosin (e5) — chỉ so được với điểm cùng loại"
     if score_kind == "lexical_count":
@@ -198,7 +198,7 @@ def evidence_rows(evidence: list[EvidenceView]) -> list[dict[str, Any]]:
             "Ý nghĩa điểm": score_meaning(e.score, e.score_kind, e.route),
             "Tuyến": ROUTE_TEXT.get(e.route, e.route),
             "Nguồn": "; ".join(e.source_refs),
-            "Cần đối chiếu PDF": "⚠️ có" if e.requires_visual_check else "không",
+            "Cần đối chiếu PDF": "có — xem PDF" if e.requires_visual_check else "không",
             "doc_id": e.doc_id,
         }
         for i, e in enumerate(evidence, start=1)

@@ -18,6 +18,7 @@ from duocthu.agent.answering import (
 )
 from duocthu.agent.drug_resolver import DrugResolver
 from duocthu.agent.legacy import RetrievalOnlyAgent
+from duocthu.agent.patterns import NON_DRUG_PHARMACY_WORDS
 from duocthu.agent.understanding import (
     LlmQueryUnderstander,
     QueryUnderstander,
@@ -89,7 +90,9 @@ def build_runtime(
     embedder = embedder or get_embedder(settings)
     policy = policy or EvidencePolicy.for_model(embedder.model_id)
     retrieval = RetrievalService(store, QueryEmbeddingMemo(embedder), get_reranker(settings), policy)
-    resolver = DrugResolver(store.drug_catalogue(), known_words=[c.text for c in store.indication_pool()])
+    resolver = DrugResolver(
+        store.drug_catalogue(), known_words=[c.text for c in store.indication_pool()] + list(NON_DRUG_PHARMACY_WORDS)
+    )
     trace = TraceWriter(settings.trace_dir)
     notes: list[str] = []
     if conversations is None:
@@ -105,7 +108,7 @@ def build_runtime(
     else:
         understander: QueryUnderstander
         if llm is None:
-            understander = RuleBasedUnderstander(resolver)
+            understander = RuleBasedUnderstander(resolver, [c.text for c in store.indication_pool()])
             answers = GroundedAnswerService(ExtractiveAnswerGenerator(), VerbatimEntailmentChecker())
         else:
             understander = LlmQueryUnderstander(llm, resolver)

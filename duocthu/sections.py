@@ -65,6 +65,7 @@ SECTION_PHRASES: dict[str, tuple[str, ...]] = {
     "dang_thuoc_va_ham_luong": (
         "dạng thuốc", "hàm lượng", "dạng bào chế", "bào chế", "có những dạng", "dạng nào",
         "viên mấy mg", "viên bao nhiêu mg", "loại viên", "dạng viên", "có dạng tiêm không",
+        "có dạng", "dạng siro", "siro", "dạng tiêm", "dạng uống", "thuốc tiêm", "có loại",
     ),
     "duoc_ly_va_co_che_tac_dung": (
         "dược lý", "cơ chế", "cơ chế tác dụng", "tác dụng dược lý", "dược lực học",
@@ -86,7 +87,7 @@ SECTION_PHRASES: dict[str, tuple[str, ...]] = {
     ),
     "than_trong": (
         "thận trọng", "lưu ý", "cẩn thận", "cảnh báo", "cần chú ý", "chú ý gì", "chú ý khi",
-        "thận trọng gì",
+        "thận trọng gì", "lái xe", "vận hành máy", "người cao tuổi",
     ),
     "thoi_ky_mang_thai": (
         "thời kỳ mang thai", "mang thai", "có thai", "bà bầu", "phụ nữ có thai", "thai kỳ",
@@ -100,10 +101,12 @@ SECTION_PHRASES: dict[str, tuple[str, ...]] = {
     "tac_dung_khong_mong_muon": (
         "tác dụng không mong muốn", "tác dụng phụ", "adr", "phản ứng phụ", "tác hại",
         "phản ứng có hại", "tác dụng ngoại ý", "phản ứng bất lợi", "side effect",
+        "có gây", "gây buồn ngủ", "buồn ngủ",
     ),
     "huong_dan_xu_tri_adr": (
         "hướng dẫn cách xử trí adr", "xử trí adr", "xử trí tác dụng phụ", "xử lý tác dụng phụ",
         "khi gặp tác dụng phụ", "bị tác dụng phụ thì làm gì", "xử trí tác dụng không mong muốn",
+        "bị tác dụng phụ", "gặp tác dụng phụ",
         "cách xử trí adr", "xử lý adr",
     ),
     "lieu_luong_va_cach_dung": (
@@ -114,7 +117,7 @@ SECTION_PHRASES: dict[str, tuple[str, ...]] = {
     ),
     "tuong_tac_thuoc": (
         "tương tác thuốc", "tương tác", "dùng chung", "uống chung", "dùng cùng", "uống cùng",
-        "phối hợp", "kết hợp", "dùng với", "uống với", "dùng kèm", "uống kèm",
+        "phối hợp", "kết hợp", "dùng với", "uống với", "dùng kèm", "uống kèm", "kỵ với", "kị với",
     ),
     "tuong_ky": (
         "tương kỵ", "tương kị", "pha chung", "trộn chung", "pha cùng", "trộn lẫn",
@@ -122,7 +125,7 @@ SECTION_PHRASES: dict[str, tuple[str, ...]] = {
     ),
     "do_on_dinh_va_bao_quan": (
         "độ ổn định và bảo quản", "bảo quản", "độ ổn định", "hạn dùng", "nhiệt độ bảo quản",
-        "cất giữ", "cất ở đâu", "để tủ lạnh", "tủ lạnh",
+        "cất giữ", "cất ở đâu", "để tủ lạnh", "tủ lạnh", "để được bao lâu", "bao lâu sau khi pha", "pha xong",
     ),
     "qua_lieu_va_xu_tri": (
         "quá liều và xử trí", "quá liều", "ngộ độc", "uống quá nhiều", "dùng quá nhiều",

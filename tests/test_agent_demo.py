@@ -139,3 +139,19 @@ def test_numbers_in_odd_formats_are_read(ask):
         reply = ask(text)
         assert reply.frame["weight_kg"] == 18.5 and reply.answer == "Bé nặng 18,5 kg, vậy bé bao nhiêu tuổi?"
     assert ask("Bé nặng mười tám cân uống paracetamol bao nhiêu?").frame["weight_kg"] == 18
+
+
+def test_a_new_self_contained_question_does_not_inherit_another_patient(ask):
+    ask("Liều paracetamol cho bé 18 kg?", "carry")
+    ask("3 tuổi", "carry")
+    ask("thời tiết hôm nay thế nào", "carry")
+    reply = ask("Liều paracetamol cho người nặng 50 kg?", "carry")
+    assert reply.frame["age_text"] is None and reply.frame["population"] != "pediatric"
+    assert (reply.outcome, reply.reason) == ("clarify", "missing_population")
+
+
+def test_an_off_topic_turn_does_not_erase_the_conversation(ask):
+    ask("Chống chỉ định của ibuprofen?", "keep")
+    ask("Xin chào", "keep")
+    reply = ask("Còn tác dụng phụ thì sao?", "keep")
+    assert reply.frame["drugs"] == ["ibuprofen"]

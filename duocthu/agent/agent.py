@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from duocthu.agent import messages as msg
 from duocthu.agent.answering import GenerationRequest, GroundedAnswerService, GuardedAnswer
+from duocthu.agent.drug_classes import class_names
 from duocthu.agent.drug_resolver import DrugResolver
 from duocthu.agent.frame import Population, QueryFrame, TurnType
 from duocthu.agent.reply import AgentReply, EvidenceView
@@ -95,7 +96,7 @@ class RagAgent:
             result, streak = self._circuit_breaker(result, state.clarify_streak)
             if result.reason == "clarify_loop_exhausted":
                 decision = RouteDecision(decision.rule, Action.ABSTAIN, "clarify_loop_exhausted")
-            memory = self._remember(cid, text, result, frame, streak, memory)
+            memory = self._remember(cid, text, result, frame, state, streak, memory)
         except _InvalidTurn as exc:
             result = _TurnResult("abstain", exc.reason, msg.abstain_message(exc.reason) + f" {exc}")
         except (IndexMissingError, BackendUnavailableError) as exc:
@@ -143,17 +144,18 @@ class RagAgent:
             return ConversationState(), [], "unavailable"
 
     def _remember(
-        self, cid: str, text: str, result: _TurnResult, frame: QueryFrame, streak: int, memory: str
+        self, cid: str, text: str, result: _TurnResult, frame: QueryFrame, state: ConversationState, streak: int,
+        memory: str,
     ) -> str:
         if memory != "ok":
             return memory
         try:
             now = time.time()
             self.store.append(cid, [TurnLine("user", text, now), TurnLine("assistant", result.answer, now)])
+            # A greeting or an off-topic turn does not erase what the conversation was about.
             keep = frame.turn_type not in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE)
-            self.store.put_state(
-                cid, ConversationState(frame.model_dump(mode="json") if keep else None, streak)
-            )
+            last = frame.model_dump(mode="json") if keep else state.last_frame
+            self.store.put_state(cid, ConversationState(last, streak))
         except Exception as exc:
             log.warning("conversation store unavailable on write: %s", exc)
             return "unavailable"
@@ -166,6 +168,10 @@ class RagAgent:
         if streak + 1 > MAX_CONSECUTIVE_CLARIFY:
             return _TurnResult("abstain", "clarify_loop_exhausted", msg.abstain_message("clarify_loop_exhausted")), 0
         return result, streak + 1
+
+    def _names_and_classes(self, drug_id: str) -> list[str]:
+        entry = self.resolver.catalogue.get(drug_id)
+        return self.resolver.names_of(drug_id) + (class_names(entry.atc_codes) if entry else [])
 
     # -- outcomes ------------------------------------------------------------------------------
     def _execute(self, text: str, frame: QueryFrame, decision: RouteDecision, budget: RequestBudget) -> _TurnResult:
@@ -216,7 +222,7 @@ class RagAgent:
         pool: list[Hit] = []
         steps: list[str] = []
         for drug_id in frame.drugs:
-            others = [name for other in frame.drugs if other != drug_id for name in self.resolver.names_of(other)]
+            others = [name for other in frame.drugs if other != drug_id for name in self._names_and_classes(other)]
             result = self.retrieval.retrieve_framed(drug_id, "tuong_tac_thuoc", query)
             steps += [f"[{drug_id}] {s}" for s in result.steps]
             if result.decision.outcome not in (Outcome.ANSWERABLE, Outcome.VERIFY_PDF):

@@ -20,7 +20,7 @@ from duocthu.chunker import split_sentences
 from duocthu.errors import AnswerGenerationUnavailable, RequestBudgetExhausted
 from duocthu.lexical import lexical_query_tokens
 from duocthu.providers.llm import JsonLlm
-from duocthu.text import fold, folded_words
+from duocthu.text import find_phrase, fold, folded_words
 from duocthu.types import Hit
 
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
@@ -102,19 +102,22 @@ def check_claims(request: GenerationRequest, claims: Sequence[Claim]) -> str | N
             return "numeric_grounding_failed"
     if request.list_mode:
         allowed = set(request.candidate_drug_ids)
-        for drug_id, names in request.candidate_names.items():
-            if drug_id in allowed:
-                continue
-            for claim in claims:
-                tokens = folded_words(claim.text)
-                if any(_contains(tokens, name) for name in names):
+        for claim in claims:
+            cited = " ".join(by_id[i].chunk.text for i in claim.evidence_ids)
+            own_words = folded_words(_without_verbatim_quotes(claim.text, cited))
+            for drug_id, names in request.candidate_names.items():
+                if drug_id not in allowed and any(_contains(own_words, name) for name in names):
                     return "drug_outside_candidates"
     return None
 
 
-def _contains(tokens: list[str], name: str) -> bool:
-    from duocthu.text import find_phrase
+def _without_verbatim_quotes(text: str, source: str) -> str:
+    """The claim's own words: «quotes» that occur verbatim in the cited evidence are evidence."""
+    squashed_source = _squash(source)
+    return re.sub(r"«(.+?)»", lambda m: " " if _squash(m.group(1)) in squashed_source else m.group(0), text)
 
+
+def _contains(tokens: list[str], name: str) -> bool:
     return find_phrase(tokens, folded_words(name)) >= 0
 
 

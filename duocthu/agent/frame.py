@@ -76,6 +76,7 @@ class QueryFrame(BaseModel):
     needs_clarify: bool = False
     clarify_reason: str | None = None
     understanding_error: str | None = None
+    out_of_scope_kind: str | None = None  # "attack" | "topic" | "unrelated" (no drug or medical word)
     patient: PatientFacts = Field(default_factory=PatientFacts)
     inherited: list[str] = Field(default_factory=list)  # fields taken from the previous frame
 

@@ -93,6 +93,8 @@ def clarify_question(reason: str, frame: QueryFrame, drug_name: str | None) -> t
         return "Bạn muốn tìm thuốc cho bệnh hoặc triệu chứng nào?", ("Tăng huyết áp", "Sốt", "Đau đầu")
     if reason == "no_drug":
         return "Bạn hỏi về thuốc nào? (ví dụ: paracetamol, amoxicilin, metformin)", ()
+    if frame.clarify_reason == "unresolved_second_drug":
+        return f"Bạn muốn hỏi {drug} dùng chung với thuốc nào? Hãy cho biết tên thuốc (hoạt chất hoặc biệt dược).", ()
     return f"Bạn có thể nói rõ hơn câu hỏi về {drug} không?", ()
 
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from duocthu.agent.drug_resolver import is_vietnamese_syllable
-from duocthu.text import find_phrase, fold, folded_words, normalize
+from duocthu.text import find_phrase_accent_aware, fold, folded_words, normalize, words
 
 _NUMBER_WORDS = {
     "khong": 0, "mot": 1, "mốt": 1, "hai": 2, "ba": 3, "bon": 4, "tu": 4, "nam": 5, "lam": 5,
@@ -91,23 +91,20 @@ def extract_age_and_weight(text: str) -> PatientFactsText:
 
 
 def has_phrase(text: str, phrases: tuple[str, ...]) -> bool:
-    tokens = folded_words(text)
-    return any(find_phrase(tokens, folded_words(p)) >= 0 for p in phrases)
+    """Word-anchored phrase match; a word typed with diacritics must match them exactly.
 
-
-def first_phrase(text: str, phrases: tuple[str, ...]) -> str | None:
-    tokens = folded_words(text)
-    for phrase in sorted(phrases, key=lambda p: -len(p)):
-        if find_phrase(tokens, folded_words(phrase)) >= 0:
-            return phrase
-    return None
+    "Tối nay" does not match "tôi"; "toi" (typed without diacritics) does.
+    """
+    tokens = words(text)
+    return any(find_phrase_accent_aware(tokens, words(phrase)) >= 0 for phrase in phrases)
 
 
 PEDIATRIC_WORDS = (
     "bé", "em bé", "trẻ", "trẻ em", "trẻ nhỏ", "con tôi", "con mình", "con em", "cháu", "con gái",
     "con trai", "sơ sinh", "nhũ nhi", "bé nhà", "con nhỏ", "đứa bé", "con của tôi",
 )
-ADULT_WORDS = ("người lớn", "tôi", "mình", "vợ tôi", "chồng tôi", "bố tôi", "mẹ tôi", "anh tôi", "chị tôi", "em nặng")
+STRONG_ADULT_WORDS = ("người lớn", "vợ tôi", "chồng tôi", "bố tôi", "mẹ tôi", "anh tôi", "chị tôi", "người trưởng thành")
+ADULT_WORDS = (*STRONG_ADULT_WORDS, "tôi", "mình", "em nặng")  # "tôi" is weak: a parent says it too
 ELDERLY_WORDS = ("người già", "người cao tuổi", "cao tuổi", "ông", "bà nội", "bà ngoại", "ông bà", "cụ")
 ROUTE_WORDS = {
     "uống": ("uống", "đường uống", "viên uống", "siro", "si rô"),
@@ -120,6 +117,12 @@ GREETINGS = (
     "xin chào", "chào bạn", "chào", "hello", "hi", "hey", "alo", "cảm ơn", "cám ơn", "thank you",
     "thanks", "tạm biệt", "bạn là ai", "bạn làm được gì", "bạn giúp được gì", "chúc ngủ ngon",
 )
+ASK_ABOUT_CUES = ("hỏi về", "hỏi chút về", "muốn hỏi", "cho hỏi", "hỏi thăm về", "hỏi một chút về", "thắc mắc về")
+VAGUE_DRUG_REFERENCES = ("thuốc kia", "thuốc đó", "thuốc khác", "cái thuốc", "viên thuốc", "thuốc màu", "mấy viên thuốc",
+                         "thuốc hôm qua", "thuốc bác sĩ kê", "thuốc do", "thuốc kia nữa", "loại thuốc kia")
+PRONOUN_DRUG_REFERENCES = ("nó", "thuốc này", "thuốc đó", "thuốc trên", "thuốc vừa rồi", "thuốc ấy")
+NON_DRUG_PHARMACY_WORDS = ("ringer", "lactat", "glucose", "dextrose", "natri", "clorid", "kali", "calci", "magnesi",
+                           "bicarbonat", "nacl", "hartmann", "sorbitol", "albumin", "oxy", "vitamin", "insulin")
 OVERVIEW_CUES = ("là thuốc gì", "là gì", "thông tin về", "giới thiệu", "tổng quan", "cho biết về", "tìm hiểu về", "nói về")
 SECTION_OVERVIEW_CUES = ("toàn bộ", "đầy đủ", "tất cả", "nguyên văn", "cả mục")
 FOLLOW_UP_CUES = ("còn", "thì sao", "thế còn", "vậy còn", "còn với")
@@ -132,7 +135,8 @@ REVERSE_CUES = (
     "dùng gì", "uống gì", "nên uống gì", "nên dùng gì", "trị bằng gì", "chữa bằng gì", "thuốc để trị",
     "thuốc chữa", "thuốc trị", "thuốc điều trị", "có thuốc nào", "thuốc dành cho",
 )
-CAUSES_CUES = ("gây", "gây ra", "làm tăng", "làm nặng", "dẫn đến", "là nguyên nhân")
+CAUSES_CUES = ("gây", "gây ra", "làm tăng", "làm nặng", "dẫn đến", "là nguyên nhân", "làm kéo dài", "làm giảm",
+               "làm hạ", "gây hại", "có hại cho")
 CONTRAINDICATION_CUES = ("chống chỉ định", "không được dùng", "cấm dùng", "không được uống", "không nên dùng")
 CAUTION_CUES = ("thận trọng", "cần thận trọng", "lưu ý")
 CURRENT_MEDICATION_CUES = ("đang uống", "đang dùng", "đang điều trị bằng", "đang sử dụng", "hiện uống", "hiện dùng")
@@ -141,7 +145,8 @@ SYMPTOM_HEADS = (
     "nghẹt mũi", "khó thở", "mẩn", "phát ban", "táo bón", "ợ chua", "ợ nóng", "lo âu",
 )
 AMBIGUOUS_CONDITIONS = frozenset(
-    fold(c) for c in ("đau", "viêm", "nhiễm khuẩn", "nhiễm trùng", "bệnh", "ung thư", "nhiễm nấm", "dị ứng", "đau nhức", "nhiễm virus", "bệnh tim")
+    fold(c) for c in ("đau", "viêm", "nhiễm khuẩn", "nhiễm trùng", "bệnh", "ung thư", "nhiễm nấm", "dị ứng",
+                      "đau nhức", "nhiễm virus", "bệnh tim", "khó chịu", "mệt", "mệt mỏi", "không khỏe", "ốm")
 )
 COMORBIDITY_PHRASES = (
     "suy thận", "suy gan", "loét dạ dày", "loét dạ dày tá tràng", "hen", "hen phế quản", "suy tim",
@@ -158,6 +163,7 @@ REVERSE_FILLER = (
     "uống", "thuốc", "không", "ạ", "vậy", "thì", "khi", "là", "những", "các", "nào", "gì", "loại",
     "mà", "để", "hỏi", "cho hỏi", "xin hỏi", "tư vấn", "giúp", "tôi", "em", "mình", "hiện", "đang", "nhóm",
     "gây", "gây ra", "làm tăng", "chống chỉ định", "thận trọng", "với", "trong", "và", "của", "thể",
+    "mấy", "triệu chứng", "nhiều", "một số", "khi", "nên uống thuốc nào", "thuốc nào tốt",
     "bà bầu", "phụ nữ", "bà mẹ", "người lớn", "trẻ em", "bé", "con tôi", "cần", "hay", "tốt", "nhất", "ạ", "nhé",
 )
 

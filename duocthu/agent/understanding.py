@@ -21,7 +21,7 @@ from duocthu.budget import RequestBudget
 from duocthu.errors import AnswerGenerationUnavailable
 from duocthu.providers.llm import JsonLlm
 from duocthu.sections import SECTION_PHRASES, SECTION_TITLES, resolve_section_match
-from duocthu.text import find_phrase, fold, folded_words, normalize, words
+from duocthu.text import STOPWORDS_ACCENTED, find_phrase, fold, folded_words, has_diacritics, normalize, token_matches, words
 
 
 class QueryUnderstander(Protocol):
@@ -37,8 +37,19 @@ class RuleBasedUnderstander:
 
     name = "rules"
 
-    def __init__(self, resolver: DrugResolver):
+    def __init__(self, resolver: DrugResolver, condition_texts: Sequence[str] = ()):
         self.resolver = resolver
+        # Accented words of the formulary's indications: a turn naming one is medical, not
+        # out of scope ("Tăng huyết áp" alone); "đá" (football) never matches "da" (skin).
+        self._condition_bigrams = {
+            pair for text in condition_texts for line in text.split("\n")
+            for pair in zip(words(line), words(line)[1:], strict=False)
+            if not (set(pair) & STOPWORDS_ACCENTED) and any(has_diacritics(w) for w in pair)
+        }
+
+    def _names_a_condition(self, text: str) -> bool:
+        tokens = words(text)
+        return any(pair in self._condition_bigrams for pair in zip(tokens, tokens[1:], strict=False))
 
     def understand(
         self, turn: str, history: Sequence[str], budget: RequestBudget, prior_frame: QueryFrame | None
@@ -62,15 +73,22 @@ class RuleBasedUnderstander:
         )
 
         if p.looks_like_instruction_attack(text) or p.looks_like_code(text):
-            return QueryFrame(turn_type=TurnType.OUT_OF_SCOPE)
+            return QueryFrame(turn_type=TurnType.OUT_OF_SCOPE, out_of_scope_kind="attack")
         if not drugs and p.has_phrase(text, p.GREETINGS) and section is None and len(words(text)) <= 8:
             return QueryFrame(turn_type=TurnType.SMALLTALK)
         if not drugs and p.has_phrase(text, p.OUT_OF_SCOPE_TOPICS):
-            return QueryFrame(turn_type=TurnType.OUT_OF_SCOPE)
+            return QueryFrame(turn_type=TurnType.OUT_OF_SCOPE, out_of_scope_kind="topic")
 
         if not drugs and p.has_phrase(text, p.REVERSE_CUES):
             return self._reverse_lookup(text, common)
 
+        if len(drugs) == 1 and p.has_phrase(text, p.VAGUE_DRUG_REFERENCES) and (
+            p.has_phrase(text, p.INTERACTION_CUES) or (section is not None and section.section_key == "tuong_tac_thuoc")
+        ):
+            return QueryFrame(
+                turn_type=TurnType.INTERACTION, drugs=drugs, section_key="tuong_tac_thuoc", needs_clarify=True,
+                clarify_reason="unresolved_second_drug", **common,
+            )
         if len(drugs) >= 2 and (
             (section is not None and section.section_key == "tuong_tac_thuoc")
             or (section is None and p.has_phrase(text, p.INTERACTION_CUES))
@@ -98,6 +116,8 @@ class RuleBasedUnderstander:
             )
         if drugs:
             residual = _residual_words(text, self.resolver, drugs)
+            if not residual and p.has_phrase(text, p.ASK_ABOUT_CUES):
+                return QueryFrame(turn_type=TurnType.DRUG_ATTRIBUTE, drugs=drugs, **common)
             if p.has_phrase(text, p.OVERVIEW_CUES) or not residual and not _is_question(text):
                 return QueryFrame(turn_type=TurnType.DRUG_OVERVIEW, drugs=drugs, **common)
             return QueryFrame(
@@ -106,10 +126,12 @@ class RuleBasedUnderstander:
             )
         if unknown:
             return QueryFrame(turn_type=TurnType.DRUG_ATTRIBUTE, **common)
-        if patient_specific or route is not None or p.has_phrase(text, p.MEDICAL_WORDS):
+        has_facts = facts.age_text is not None or facts.weight_kg is not None or p.has_phrase(
+            text, (*p.PEDIATRIC_WORDS, *p.STRONG_ADULT_WORDS, *p.ELDERLY_WORDS))
+        if has_facts or route is not None or p.has_phrase(text, p.MEDICAL_WORDS) or self._names_a_condition(text):
             return QueryFrame(turn_type=TurnType.DRUG_ATTRIBUTE, **common)
         if not p.has_phrase(text, p.FOLLOW_UP_CUES) and _residual_words(text, self.resolver, []):
-            return QueryFrame(turn_type=TurnType.OUT_OF_SCOPE)
+            return QueryFrame(turn_type=TurnType.OUT_OF_SCOPE, out_of_scope_kind="unrelated", **common)
         return QueryFrame(turn_type=TurnType.DRUG_ATTRIBUTE, **common)
 
     def _reverse_lookup(self, text: str, common: dict) -> QueryFrame:
@@ -229,24 +251,30 @@ def _remove_phrase(text: str, phrase: str) -> str:
 
 
 def _strip_scaffolding(text: str, resolver: DrugResolver) -> str | None:
+    """Remove question scaffolding, drug names and patient cues; what remains names the condition.
+
+    Accent-aware: the filler "mấy" does not remove "mày" (as in "mày đay").
+    """
     raw = words(text)
-    folded = [fold(w) for w in raw]
     drop = [False] * len(raw)
-    fillers = sorted({tuple(folded_words(f)) for f in p.REVERSE_FILLER}, key=len, reverse=True)
-    for filler in fillers:
-        n = len(filler)
-        for start in range(len(folded) - n + 1):
-            if not any(drop[start : start + n]) and tuple(folded[start : start + n]) == filler:
+
+    def mark(phrase: str) -> None:
+        target = words(phrase)
+        n = len(target)
+        for start in range(len(raw) - n + 1):
+            if not any(drop[start : start + n]) and all(
+                token_matches(raw[start + i], target[i]) for i in range(n)
+            ):
                 for i in range(start, start + n):
                     drop[i] = True
+
+    for phrase in sorted(set(p.REVERSE_FILLER), key=lambda f: len(words(f)), reverse=True):
+        mark(phrase)
+    for phrase in (*p.CURRENT_MEDICATION_CUES, *p.PREGNANCY_WORDS, *p.BREASTFEEDING_WORDS):
+        mark(phrase)
     for mention in resolver.find(text)[0]:
         for i in range(mention.start, mention.end):
             drop[i] = True
-    for phrase in (*p.CURRENT_MEDICATION_CUES, *p.PREGNANCY_WORDS, *p.BREASTFEEDING_WORDS):
-        start = find_phrase(folded, folded_words(phrase))
-        if start >= 0:
-            for i in range(start, start + len(folded_words(phrase))):
-                drop[i] = True
     kept = [w for w, d in zip(raw, drop, strict=True) if not d and not w.isdigit()]
     return " ".join(kept).strip() or None
 
@@ -263,7 +291,8 @@ def _residual_words(text: str, resolver: DrugResolver, drugs: Sequence[str]) -> 
     for mention in mentions:
         for i in range(mention.start, mention.end):
             drop[i] = True
-    scaffolding = (*p.FOLLOW_UP_CUES, *p.OVERVIEW_CUES, "cho hỏi", "xin hỏi", "về", "thuốc", "hỏi", "biết", "muốn")
+    scaffolding = (*p.FOLLOW_UP_CUES, *p.OVERVIEW_CUES, *p.ASK_ABOUT_CUES, "cho hỏi", "xin hỏi", "về", "thuốc", "hỏi",
+                   "biết", "muốn", "chút", "một chút", "với")
     folded = [fold(w) for w in raw]
     for phrase in scaffolding:
         phrase_words = folded_words(phrase)
@@ -288,16 +317,13 @@ def merge_with_prior_frame(frame: QueryFrame, prior: QueryFrame | None, turn: st
 
     "Còn tác dụng phụ thì sao?" keeps the drug; "Bé 5 tuổi" after a dosing clarify keeps the
     drug, the dosing question and the weight given earlier; "còn ibuprofen thì sao?" keeps the
-    question and swaps the drug.
+    question and swaps the drug; "Nó dùng chung với tramadol được không?" adds the earlier drug;
+    a condition typed after "which condition?" completes the reverse lookup.
     """
-    if prior is None or frame.turn_type in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE) or frame.unknown_drugs:
+    if prior is None or frame.turn_type is TurnType.SMALLTALK:
         return frame
-    if frame.is_reverse_lookup or frame.turn_type is TurnType.CONDITION_RELATION:
-        return frame
-    updates: dict = {}
-    inherited: list[str] = []
-    if prior.is_reverse_lookup and not frame.drugs and frame.section_key is None and not frame.unknown_drugs:
-        # A reply to "which condition?" — the turn is the condition.
+    if prior.is_reverse_lookup and (not prior.condition or prior.condition_ambiguous) and not frame.drugs \
+            and frame.section_key is None and not frame.is_reverse_lookup and not _is_attack(turn):
         condition = " ".join(words(turn)).strip() or None
         if condition:
             return prior.model_copy(update={
@@ -305,7 +331,23 @@ def merge_with_prior_frame(frame: QueryFrame, prior: QueryFrame | None, turn: st
                 "condition_ambiguous": fold(condition) in p.AMBIGUOUS_CONDITIONS,
                 "needs_clarify": False, "clarify_reason": None, "inherited": ["turn_type"],
             })
-    if not frame.drugs and not frame.unknown_drugs and prior.drugs:
+    if frame.turn_type is TurnType.OUT_OF_SCOPE and frame.out_of_scope_kind == "unrelated" and prior.drugs \
+            and len(words(turn)) <= 8:
+        # A short reply mid-conversation ("Cháu đang đi mẫu giáo") is part of it, not a new topic.
+        frame = frame.model_copy(update={"turn_type": TurnType.DRUG_ATTRIBUTE, "out_of_scope_kind": None})
+    if frame.turn_type is TurnType.OUT_OF_SCOPE or frame.unknown_drugs:
+        return frame
+    if frame.is_reverse_lookup or frame.turn_type is TurnType.CONDITION_RELATION:
+        return frame
+    updates: dict[str, Any] = {}
+    inherited: list[str] = []
+    if (len(frame.drugs) == 1 and prior.drugs and frame.drugs[0] not in prior.drugs
+            and p.has_phrase(turn, p.PRONOUN_DRUG_REFERENCES) and p.has_phrase(turn, p.INTERACTION_CUES)):
+        return frame.model_copy(update={
+            "turn_type": TurnType.INTERACTION, "drugs": [*prior.drugs, *frame.drugs], "section_key": "tuong_tac_thuoc",
+            "needs_clarify": False, "clarify_reason": None, "inherited": ["drugs"],
+        })
+    if not frame.drugs and prior.drugs:
         updates["drugs"] = list(prior.drugs)
         inherited.append("drugs")
     same_drugs = (updates.get("drugs") or frame.drugs) == prior.drugs
@@ -313,7 +355,10 @@ def merge_with_prior_frame(frame: QueryFrame, prior: QueryFrame | None, turn: st
     is_follow_up_swap = (
         bool(frame.drugs) and frame.drugs != prior.drugs and asks_nothing_new and p.has_phrase(turn, p.FOLLOW_UP_CUES)
     )
-    if (not frame.drugs and asks_nothing_new) or is_follow_up_swap:
+    answers_which_drug = (
+        not prior.drugs and prior.section_key is not None and bool(frame.drugs) and asks_nothing_new
+    )
+    if (not frame.drugs and asks_nothing_new) or is_follow_up_swap or answers_which_drug:
         if prior.turn_type not in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE):
             updates["turn_type"] = prior.turn_type
             updates["section_key"] = prior.section_key
@@ -325,10 +370,16 @@ def merge_with_prior_frame(frame: QueryFrame, prior: QueryFrame | None, turn: st
     ):
         updates["turn_type"] = TurnType.DOSING_CALC
         inherited.append("turn_type")
-    if prior.drugs and (same_drugs or is_follow_up_swap):
+    describes_new_patient = bool(frame.drugs) and (
+        frame.age_text is not None or frame.weight_kg is not None or _states_population(turn, frame)
+    )
+    if prior.drugs and (same_drugs or is_follow_up_swap) and not describes_new_patient:
+        weak_population = frame.population is not None and not _states_population(turn, frame)
         for field in _FACT_FIELDS:
-            if getattr(frame, field) is None and getattr(prior, field) is not None:
-                updates[field] = getattr(prior, field)
+            current = getattr(frame, field)
+            previous = getattr(prior, field)
+            if previous is not None and (current is None or (field == "population" and weak_population)):
+                updates[field] = previous
                 inherited.append(field)
         if frame.patient.is_empty and not prior.patient.is_empty:
             updates["patient"] = prior.patient
@@ -340,6 +391,15 @@ def merge_with_prior_frame(frame: QueryFrame, prior: QueryFrame | None, turn: st
         updates["inherited"] = inherited
         return frame.model_copy(update=updates)
     return frame
+
+
+def _states_population(turn: str, frame: QueryFrame) -> bool:
+    """Whether the turn itself says who the patient is (not just "tôi", which a parent says too)."""
+    return frame.age_years is not None or p.has_phrase(turn, (*p.STRONG_ADULT_WORDS, *p.PEDIATRIC_WORDS, *p.ELDERLY_WORDS))
+
+
+def _is_attack(turn: str) -> bool:
+    return p.looks_like_instruction_attack(turn) or p.looks_like_code(turn)
 
 
 _LLM_SYSTEM = """Bạn phân tích câu hỏi về thuốc (tiếng Việt) thành JSON theo đúng lược đồ sau, không thêm khóa nào khác.

