@@ -24,7 +24,7 @@ demo: setup index app
 app: setup
 	$(PY) -m duocthu ask --help >/dev/null
 	$(PY) -m streamlit run app_streamlit.py --server.address 127.0.0.1 --server.port 8501 \
-		--server.headless true --browser.gatherUsageStats false
+		--server.headless true --browser.gatherUsageStats false --server.fileWatcherType none
 
 test: setup e2e-deps
 	$(PY) -m pytest
@@ -38,7 +38,8 @@ lint: setup
 
 lab: setup
 	$(PY) -m ipykernel install --user --name duocthu --display-name "duocthu (.venv)" >/dev/null
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --no-browser \
+		$$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 notebooks: setup
 	$(PY) -m duocthu notebooks run

@@ -6,6 +6,7 @@ import gc
 import os
 import platform
 import re
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -76,6 +77,11 @@ def sample_ms(
             if budget_s is not None and spent > budget_s and len(samples) >= min_samples:
                 return samples
     return samples
+
+
+def progress(message: str) -> None:
+    """A progress line on stderr (long stages say what they are doing)."""
+    print(f"[bench {time.strftime('%H:%M:%S')}]   {message}", file=sys.stderr, flush=True)
 
 
 def _status_kb(field: str) -> int | None:

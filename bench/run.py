@@ -59,7 +59,8 @@ def _run_child(ws: Workspace, key: str, stage: str, params: dict[str, Any], time
     params_path.write_text(json.dumps(params))
     argv = [sys.executable, "-m", "bench.child", stage, str(ws.root), str(ws.formulary), str(params_path), str(result_path)]
     try:
-        done = subprocess.run(argv, cwd=PROJECT_ROOT, env=ws.env("unused"), capture_output=True, text=True,
+        # stderr is inherited: a stage's progress lines show live; its failure comes back in the result file
+        done = subprocess.run(argv, cwd=PROJECT_ROOT, env=ws.env("unused"), stdout=subprocess.DEVNULL, text=True,
                               timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"did not finish within {timeout_s:.0f} s (stage timeout)"}
@@ -68,8 +69,8 @@ def _run_child(ws: Workspace, key: str, stage: str, params: dict[str, Any], time
     if done.returncode < 0:
         name = signal.Signals(-done.returncode).name
         hint = " — most likely the kernel's out-of-memory killer" if name == "SIGKILL" else ""
-        return {"ok": False, "error": f"child process killed by {name}{hint}", "stderr": done.stderr[-2000:]}
-    return {"ok": False, "error": f"child process exited with {done.returncode}", "stderr": done.stderr[-2000:]}
+        return {"ok": False, "error": f"child process killed by {name}{hint}"}
+    return {"ok": False, "error": f"child process exited with {done.returncode} without a result (see the log above)"}
 
 
 def _run_inline(ws: Workspace, stage: str, params: dict[str, Any]) -> dict[str, Any]:

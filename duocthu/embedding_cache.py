@@ -101,6 +101,7 @@ class EmbeddingCache:
             with open(tmp, "wb") as handle:
                 np.savez(handle, keys=np.array(keys, dtype="<U64"), vectors=vectors,
                          checksums=checksums, model_id=np.array(self.model_id))
+            os.chmod(tmp, 0o644)  # mkstemp creates 0600; the cache is a shared, committed file
             os.replace(tmp, self.path)
         finally:
             if os.path.exists(tmp):

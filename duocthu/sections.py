@@ -138,6 +138,15 @@ SECTION_PHRASES: dict[str, tuple[str, ...]] = {
 }
 
 
+# Generic phrasings consulted only when no phrase above matches anywhere in the question:
+# "xử trí thế nào" alone means handling an adverse reaction, but "quá liều … xử trí thế nào"
+# is about overdose. Still data: add a phrasing here, never edit the matching code.
+WEAK_SECTION_PHRASES: dict[str, tuple[str, ...]] = {
+    "huong_dan_xu_tri_adr": ("xử trí thế nào", "xử trí ra sao", "xử lý thế nào", "xử lý ra sao", "phải làm gì",
+                             "thì làm gì", "cần làm gì"),
+}
+
+
 @dataclass(frozen=True)
 class SectionMatch:
     section_key: str
@@ -145,25 +154,31 @@ class SectionMatch:
     position: int
 
 
-@lru_cache(maxsize=1)
-def _phrases_longest_first() -> tuple[tuple[tuple[str, ...], str, str], ...]:
-    entries = [
-        (tuple(words(phrase)), phrase, key)
-        for key, phrases in SECTION_PHRASES.items()
-        for phrase in phrases
-    ]
+def _longest_first(table: dict[str, tuple[str, ...]]) -> tuple[tuple[tuple[str, ...], str, str], ...]:
+    entries = [(tuple(words(phrase)), phrase, key) for key, phrases in table.items() for phrase in phrases]
     # Longest first, in words then in characters; ties keep catalogue order.
     entries.sort(key=lambda e: (-len(e[0]), -len(e[1])))
     return tuple(entries)
 
 
+@lru_cache(maxsize=1)
+def _phrases_longest_first() -> tuple[tuple[tuple[str, ...], str, str], ...]:
+    return _longest_first(SECTION_PHRASES)
+
+
+@lru_cache(maxsize=1)
+def _weak_phrases_longest_first() -> tuple[tuple[tuple[str, ...], str, str], ...]:
+    return _longest_first(WEAK_SECTION_PHRASES)
+
+
 def resolve_section_match(question: str) -> SectionMatch | None:
     """The section a question names, with the phrase that named it, or ``None``."""
     query = words(question)
-    for phrase_words, phrase, key in _phrases_longest_first():
-        position = find_phrase_accent_aware(query, phrase_words)
-        if position >= 0:
-            return SectionMatch(key, phrase, position)
+    for tier in (_phrases_longest_first(), _weak_phrases_longest_first()):
+        for phrase_words, phrase, key in tier:
+            position = find_phrase_accent_aware(query, phrase_words)
+            if position >= 0:
+                return SectionMatch(key, phrase, position)
     return None
 
 

@@ -21,7 +21,16 @@ from duocthu.budget import RequestBudget
 from duocthu.errors import AnswerGenerationUnavailable
 from duocthu.providers.llm import JsonLlm
 from duocthu.sections import SECTION_PHRASES, SECTION_TITLES, resolve_section_match
-from duocthu.text import STOPWORDS_ACCENTED, find_phrase, fold, folded_words, has_diacritics, normalize, token_matches, words
+from duocthu.text import (
+    STOPWORDS_ACCENTED,
+    find_phrase,
+    fold,
+    folded_words,
+    has_diacritics,
+    normalize,
+    token_matches,
+    words,
+)
 
 
 class QueryUnderstander(Protocol):

