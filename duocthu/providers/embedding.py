@@ -71,17 +71,9 @@ class BedrockEmbedder:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> BedrockEmbedder:
-        try:
-            import boto3
-            from botocore.config import Config
-        except ImportError as exc:  # pragma: no cover - boto3 is a core dependency
-            raise ProviderConfigError("EMBEDDING_PROVIDER=bedrock needs boto3: uv sync") from exc
-        client = boto3.client(
-            "bedrock-runtime",
-            region_name=settings.aws_region,
-            config=Config(read_timeout=20, retries={"total_max_attempts": 2, "mode": "standard"}),
-        )
-        return cls(client, settings.bedrock_embedding_model)
+        from duocthu.providers.aws import bedrock_runtime_client
+
+        return cls(bedrock_runtime_client(settings, "EMBEDDING_PROVIDER=bedrock"), settings.bedrock_embedding_model)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts)

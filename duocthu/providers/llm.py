@@ -74,19 +74,9 @@ class BedrockConverseLlm:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> BedrockConverseLlm:
-        try:
-            import boto3
-            from botocore.config import Config
-        except ImportError as exc:  # pragma: no cover - boto3 is a core dependency
-            raise ProviderConfigError(
-                "ANSWER_PROVIDER=bedrock-converse needs boto3: uv sync"
-            ) from exc
-        client = boto3.client(
-            "bedrock-runtime",
-            region_name=settings.aws_region,
-            config=Config(read_timeout=20, retries={"total_max_attempts": 2, "mode": "standard"}),
-        )
-        return cls(client, settings.bedrock_model_id)
+        from duocthu.providers.aws import bedrock_runtime_client
+
+        return cls(bedrock_runtime_client(settings, "ANSWER_PROVIDER=bedrock-converse"), settings.bedrock_model_id)
 
     def complete_json(
         self, system: str, user: str, budget: RequestBudget, label: str
