@@ -89,6 +89,9 @@ def _targets(results: dict[str, Any]) -> list[str]:
         measured = "–" if value is None else f"{_f(value)} {target.unit}"
         rows.append([target.name, f"≤ {_f(target.limit)} {target.unit}", measured, verdict, target.where])
     lines += _table(["target", "limit", "measured", "verdict", "figure"], rows)
+    lines += ["Targets are reported, never asserted. Causes of the costs below and the proposed fixes (with the "
+              "expected gains) are in [scaling.md](scaling.md#measured-bottlenecks-and-proposed-fixes); the "
+              "profiles at the end of this page show where a slow route's time goes.", ""]
     commands = _ok(results, "commands")
     if commands and commands["batch"]["turns"] != 1000:
         lines += [f"(The batch here has {commands['batch']['turns']} turns — profile `{results['profile']}` — "

@@ -78,7 +78,7 @@ def open_client(settings: Settings) -> QdrantClient:
         try:
             client = QdrantClient(
                 url=settings.qdrant_url, api_key=settings.qdrant_api_key,
-                timeout=max(1, int(settings.qdrant_timeout_s)),
+                timeout=max(1, int(settings.qdrant_timeout_s)), check_compatibility=False,
             )
             client.get_collections()
         except Exception as exc:
