@@ -10,6 +10,7 @@ import pytest
 
 from duocthu import evaluation as ev
 from duocthu.retrieval.policy import EvidencePolicy
+from duocthu.text import count_tokens
 from duocthu.types import Chunk, ChunkKind, Hit, ScoreKind
 
 
@@ -188,7 +189,7 @@ def test_minimum_score_sweep_and_recommendation():
 
 def test_budget_sweep_counts_omissions():
     rankings = [(_hit("a", 1, part=0), _hit("a", 1, part=9)), (_hit("b", 1, part=0),)]
-    sizes = [ev.count_tokens(h.text) for h in rankings[0]]
+    sizes = [count_tokens(h.text) for h in rankings[0]]
     sweep = ev.budget_sweep(rankings, [sizes[0], sum(sizes)]).set_index("budget")
     assert sweep.loc[sizes[0], "share_with_omission"] == 0.5
     assert sweep.loc[sizes[0], "max_omitted"] == 1

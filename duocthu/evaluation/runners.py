@@ -1,0 +1,210 @@
+"""Runners: one DataFrame row per item (and per method) for routing, pooling, reverse lookup, the agent."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from duocthu.evaluation.metrics import accuracy, hit_at_k, precision_recall, reciprocal_rank
+from duocthu.retrieval.policy import EvidencePolicy
+from duocthu.retrieval.service import RetrievalService
+from duocthu.sections import resolve_section
+from duocthu.types import Hit
+
+# -- runners -----------------------------------------------------------------------------------------
+SECTION_METHODS = ("payload_filter", "keyword_resolver", "dense_top1", "bm25_top1", "hybrid_top1")
+
+
+def _timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float]:
+    """``fn(*args, **kwargs)`` and its wall time in milliseconds."""
+    started = time.perf_counter()
+    value = fn(*args, **kwargs)
+    return value, (time.perf_counter() - started) * 1000
+
+
+def evaluate_section_routing(
+    retrieval: RetrievalService, rows: Sequence[dict[str, Any]], methods: Sequence[str] = SECTION_METHODS, k: int = 5
+) -> pd.DataFrame:
+    """Which section each route returns first, per question and method.
+
+    ``payload_filter`` is the section route when the section is named (exact by construction);
+    ``keyword_resolver`` is whether the resolver names the right section from the words;
+    the others rank the drug's chunks by similarity and take the top chunk's section.
+    """
+    store = retrieval.store
+    records = []
+    for row in rows:
+        drug, label, question = row["drug_id"], row["section_key"], row["question"]
+        for method in methods:
+            if method == "payload_filter":
+                hits, ms = _timed(store.find_by_section, drug, label)
+                ranked = [h.chunk.section_key for h in hits]
+            elif method == "keyword_resolver":
+                predicted, ms = _timed(resolve_section, question)
+                ranked = [predicted] if predicted else []
+            elif method == "dense_top1":
+                hits, ms = _timed(_dense_search, retrieval, question, k, drug)
+                ranked = [h.chunk.section_key for h in hits]
+            elif method == "bm25_top1":
+                hits, ms = _timed(store.search_bm25, question, limit=k, drug_id=drug)
+                ranked = [h.chunk.section_key for h in hits]
+            elif method == "hybrid_top1":
+                hits, ms = _timed(_hybrid_search, retrieval, question, k, drug)
+                ranked = [h.chunk.section_key for h in hits]
+            else:
+                raise ValueError(f"unknown method {method!r}; choose from {SECTION_METHODS}")
+            records.append({
+                "id": row["id"], "method": method, "drug_id": drug, "section_key": label,
+                "predicted": ranked[0] if ranked else None, "hit@1": hit_at_k(ranked, label, 1),
+                "hit@3": hit_at_k(ranked, label, 3), "rr": reciprocal_rank(ranked, label), "ms": ms,
+                "tags": ",".join(row.get("tags", [])),
+            })
+    return pd.DataFrame.from_records(records)
+
+
+def _dense_search(retrieval: RetrievalService, question: str, k: int, drug: str) -> list[Hit]:
+    return retrieval.store.search(retrieval.embed_query(question), limit=k, drug_id=drug)
+
+
+def _hybrid_search(retrieval: RetrievalService, question: str, k: int, drug: str) -> list[Hit]:
+    return retrieval.store.search_hybrid(question, retrieval.embed_query(question), limit=k, drug_id=drug)
+
+
+def evaluate_pooling(
+    retrieval: RetrievalService, rows: Sequence[dict[str, Any]], policy: EvidencePolicy | None = None,
+    drug_names: dict[str, list[str]] | None = None,
+) -> pd.DataFrame:
+    policy = policy or retrieval.policy
+    records = []
+    for row in rows:
+        names = (drug_names or {}).get(row["drug_id"], [])
+        pooled, ms = _timed(
+            retrieval.pooled_neighbour_hits, row["drug_id"], row["section_key"], row["question"], names, policy
+        )
+        sections = sorted({h.chunk.section_key for h in pooled})
+        expected = row.get("expected_pooled_sections", [])
+        records.append({
+            "id": row["id"], "kind": row["kind"], "drug_id": row["drug_id"], "section_key": row["section_key"],
+            "pooled_sections": sections, "expected": expected,
+            "recovered": bool(expected) and set(expected) <= set(sections),
+            "leaked": bool(set(sections) - set(expected)), "top_score": max((h.score for h in pooled), default=0.0),
+            "ms": ms,
+        })
+    return pd.DataFrame.from_records(records)
+
+
+def evaluate_indications(
+    retrieval: RetrievalService, rows: Sequence[dict[str, Any]], policy: EvidencePolicy | None = None
+) -> pd.DataFrame:
+    records = []
+    for row in rows:
+        result, ms = _timed(retrieval.retrieve_by_indication, row["condition"], policy=policy)
+        predicted = [c.drug_id for c in result.candidates]
+        expected = row.get("expected_drugs", [])
+        precision, recall = precision_recall(predicted, expected)
+        records.append({
+            "id": row["id"], "kind": row["kind"], "condition": row["condition"], "mode": result.mode,
+            "predicted": predicted, "expected": expected, "precision": precision, "recall": recall,
+            "false_positive": row["kind"] == "nonsense" and bool(predicted),
+            "top_score": result.candidates[0].score if result.candidates else None, "ms": ms,
+        })
+    return pd.DataFrame.from_records(records)
+
+
+@dataclass(frozen=True)
+class TurnCheck:
+    field: str
+    expected: Any
+    actual: Any
+
+    @property
+    def ok(self) -> bool:
+        if self.field == "drugs":
+            return sorted(self.expected) == sorted(self.actual or [])
+        return bool(self.expected == self.actual)
+
+
+def check_turn(expected: dict[str, Any], reply: dict[str, Any]) -> list[TurnCheck]:
+    frame = reply.get("frame") or {}
+    actual = {
+        "outcome": reply.get("outcome"), "reason": reply.get("reason"), "rule": reply.get("rule"),
+        "drugs": frame.get("drugs", []), "section_key": frame.get("section_key"),
+    }
+    return [TurnCheck(field, value, actual.get(field)) for field, value in expected.items()]
+
+
+def evaluate_agent(agent: Any, scenarios: Sequence[dict[str, Any]], prefix: str = "eval") -> pd.DataFrame:
+    """Run each scenario as one conversation; one row per turn with what matched."""
+    records = []
+    for scenario in scenarios:
+        conversation_id = f"{prefix}-{scenario['id']}-{time.monotonic_ns()}"
+        for number, turn in enumerate(scenario["turns"], start=1):
+            started = time.perf_counter()
+            reply = agent.handle(turn["text"], conversation_id).to_json_dict()
+            ms = (time.perf_counter() - started) * 1000
+            checks = check_turn(turn["expected"], reply)
+            records.append({
+                "scenario": scenario["id"], "turn": number, "text": turn["text"],
+                "expected_outcome": turn["expected"].get("outcome"), "outcome": reply["outcome"],
+                "expected_rule": turn["expected"].get("rule"), "rule": reply["rule"], "reason": reply["reason"],
+                "correct": all(c.ok for c in checks),
+                "mismatches": "; ".join(f"{c.field}: expected {c.expected!r}, got {c.actual!r}" for c in checks if not c.ok),
+                "ms": ms,
+            })
+    return pd.DataFrame.from_records(records)
+
+
+def agent_summary(turns: pd.DataFrame) -> dict[str, Any]:
+    """Outcome accuracy (the outcome alone), turn accuracy (every expected field) and more."""
+    if turns.empty:
+        return {"turns": 0, "scenarios": 0, "outcome_accuracy": 0.0, "turn_accuracy": 0.0, "scenario_accuracy": 0.0}
+    return {
+        "turns": len(turns),
+        "scenarios": int(turns["scenario"].nunique()),
+        "outcome_accuracy": accuracy(zip(turns["expected_outcome"], turns["outcome"], strict=True)),
+        "turn_accuracy": float(turns["correct"].mean()),
+        "scenario_accuracy": float(turns.groupby("scenario")["correct"].all().mean()),
+        "latency_ms_p50": float(turns["ms"].median()),
+        "latency_ms_p95": float(turns["ms"].quantile(0.95)),
+    }
+
+
+def per_rule_table(turns: pd.DataFrame) -> pd.DataFrame:
+    """One row per routing-table row: how often it fired and was right, how often it was expected
+    and fired (``rule_recall``), with the table's own condition and outcome."""
+    from duocthu.agent.routing import ROUTING_TABLE
+
+    conditions = {rule.number: rule.condition for rule in ROUTING_TABLE}
+    outcomes = {rule.number: rule.outcome for rule in ROUTING_TABLE}
+    frame = turns.assign(
+        rule=turns["rule"].astype("Int64"), expected_rule=turns["expected_rule"].astype("Int64"),
+        outcome_ok=turns["expected_outcome"] == turns["outcome"],
+    )
+    frame = frame.assign(rule_ok=(frame["rule"] == frame["expected_rule"]).fillna(False))
+    fired = frame.groupby("rule", dropna=False).agg(
+        fired=("turn", "size"), outcome_accuracy=("outcome_ok", "mean"), turn_accuracy=("correct", "mean"),
+    )
+    expected = frame.dropna(subset=["expected_rule"]).groupby("expected_rule").agg(
+        expected=("turn", "size"), rule_recall=("rule_ok", "mean"),
+    )
+    expected.index.name = "rule"
+    table = fired.join(expected, how="outer").reset_index()
+    table[["fired", "expected"]] = table[["fired", "expected"]].fillna(0).astype(int)
+    table["condition"] = [conditions.get(r) if pd.notna(r) else "(no rule: the turn failed)" for r in table["rule"]]
+    table["table_outcome"] = [outcomes.get(r) if pd.notna(r) else "" for r in table["rule"]]
+    return table
+
+
+def clarify_turns(turns: pd.DataFrame) -> pd.DataFrame:
+    """Per conversation: how many turns the agent spent asking back, and how many it expected to."""
+    return turns.assign(
+        clarify=turns["outcome"] == "clarify", expected_clarify=turns["expected_outcome"] == "clarify",
+    ).groupby("scenario").agg(
+        turns=("turn", "size"), clarify_turns=("clarify", "sum"), expected_clarify_turns=("expected_clarify", "sum"),
+    ).reset_index()
+
+
