@@ -193,11 +193,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_optional_commands(sub: Any) -> None:
-    try:
-        from duocthu.workbench import add_cli_commands
-    except ImportError:
-        return
-    add_cli_commands(sub)
+    """Commands that live outside the core: the notebook workbench and, in a checkout, ``bench/``."""
+    import importlib
+
+    for module in ("duocthu.workbench", "bench.run"):
+        try:
+            importlib.import_module(module).add_cli_commands(sub)
+        except (ImportError, AttributeError):
+            continue
 
 
 def main(argv: Sequence[str] | None = None) -> int:
