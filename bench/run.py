@@ -131,14 +131,6 @@ def run(profile: Profile, out: Path, workdir: Path, inline: bool = False, only: 
     return results
 
 
-def add_cli_commands(sub: Any) -> None:
-    """``duocthu bench [ARGS…]`` → ``python -m bench ARGS…`` (for the hook in ``duocthu.cli``)."""
-    parser = sub.add_parser("bench", help="run the benchmark suite; writes docs/benchmarks.md (python -m bench)",
-                            add_help=False, prefix_chars="\0")  # every argument goes to the suite's own parser
-    parser.add_argument("bench_args", nargs=argparse.REMAINDER)
-    parser.set_defaults(func=lambda args, _settings: main(args.bench_args))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="full", help="full (make bench) or smoke (tiny sizes, for CI)")
