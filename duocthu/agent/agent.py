@@ -73,6 +73,7 @@ class RagAgent:
         self.trace = trace
         self.max_wall_clock_ms = max_wall_clock_ms
         self.max_llm_calls = max_llm_calls
+        self._all_drug_names = {d: tuple(resolver.names_of(d)) for d in resolver.catalogue}
         self._known_tokens = frozenset(
             t for entry in resolver.catalogue.values()
             for name in (entry.display_name, *entry.aliases) for t in folded_words(name)
@@ -272,7 +273,7 @@ class RagAgent:
         decision = decide(evidence)
         request = GenerationRequest(
             query, tuple(evidence), list_mode=True, candidate_drug_ids=tuple(matched),
-            candidate_names={d: tuple(self.resolver.names_of(d)) for d in self.resolver.catalogue},
+            candidate_names=self._all_drug_names,
         )
         guarded = self.answers.answer_from_result(request, budget, prechecked=True)
         return self._compose(frame, guarded, evidence, [], decision.outcome, decision.reason, "reverse_lookup", steps, [],
