@@ -74,6 +74,9 @@ class DrugResolver:
                 if tokens:
                     self._labels.append((tokens, entry.drug_id, label))
         self._labels.sort(key=lambda item: (-len(item[0]), -len("".join(item[0]))))
+        self._labels_by_first_word: dict[str, list[int]] = {}
+        for index, (tokens, _, _) in enumerate(self._labels):
+            self._labels_by_first_word.setdefault(tokens[0], []).append(index)
         self._single_word = {tokens[0]: (drug_id, label) for tokens, drug_id, label in self._labels if len(tokens) == 1}
         self._name_tokens = {t for tokens, _, _ in self._labels for t in tokens}
         self._known_words = {w for text in known_words for w in folded_words(text)} | _NOT_DRUGS
@@ -92,7 +95,13 @@ class DrugResolver:
         tokens = [fold(w) for w in raw]
         taken = [False] * len(tokens)
         mentions: list[DrugMention] = []
-        for label_tokens, drug_id, label in self._labels:
+        # Only labels whose first word occurs in the text, still longest first (bench: 100 → 12 ms
+        # per section turn at 300k chunks).
+        present = set(tokens)
+        candidates = sorted(
+            (index for token in present for index in self._labels_by_first_word.get(token, ())),
+        )
+        for label_tokens, drug_id, label in (self._labels[i] for i in candidates):
             n = len(label_tokens)
             for start in range(len(tokens) - n + 1):
                 if any(taken[start : start + n]) or tuple(tokens[start : start + n]) != label_tokens:
