@@ -85,20 +85,20 @@ def load_questions(eval_dir: Path, known_drugs: Iterable[str], per_route: int = 
     by_route: dict[str, list[str]] = {}
     sources: dict[str, str] = {}
 
-    rows = [r for r in _jsonl(eval_dir / "section_routing.jsonl") if r.get("drug_id") in known]
-    pooling = [r for r in _jsonl(eval_dir / "pooling.jsonl") if r.get("drug_id") in known]
+    rows = [r for r in _jsonl(eval_dir / "section_routing" / "dev.jsonl") if r.get("drug_id") in known]
+    pooling = [r for r in _jsonl(eval_dir / "pooling" / "dev.jsonl") if r.get("drug_id") in known]
     if rows:
         n_pooling = min(len(pooling), per_route // 6)  # a few "thận trọng" questions that exercise pooling
         by_route["section"] = [r["question"] for r in _spread(rows, per_route - n_pooling)]
         by_route["section"] += [r["question"] for r in _spread(pooling, n_pooling)]
-        sources["section"] = "data/eval/section_routing.jsonl + pooling.jsonl"
+        sources["section"] = "data/eval/section_routing/dev.jsonl + pooling/dev.jsonl"
     else:
         by_route["section"] = list(SECTION)
         sources["section"] = "built-in list (bench/questions.py)"
 
-    conditions = [r["condition"] for r in _jsonl(eval_dir / "indications.jsonl") if r.get("kind") == "real"]
+    conditions = [r["condition"] for r in _jsonl(eval_dir / "indications" / "consistency.jsonl") if r.get("kind") == "real"]
     if conditions:
-        sources["reverse_lookup"] = "data/eval/indications.jsonl (real conditions) in 3 question templates"
+        sources["reverse_lookup"] = "data/eval/indications/consistency.jsonl (real conditions) in 3 question templates"
     else:
         conditions = list(REVERSE_CONDITIONS)
         sources["reverse_lookup"] = "built-in conditions (bench/questions.py) in 3 question templates"
@@ -110,9 +110,9 @@ def load_questions(eval_dir: Path, known_drugs: Iterable[str], per_route: int = 
         by_route[route] = list(builtin)
         sources[route] = "built-in list (bench/questions.py)"
 
-    scenarios = _jsonl(eval_dir / "agent_scenarios.jsonl")
+    scenarios = _jsonl(eval_dir / "agent" / "dev.jsonl")
     if scenarios:
-        sources["batch"] = "data/eval/agent_scenarios.jsonl conversations, repeated"
+        sources["batch"] = "data/eval/agent/dev.jsonl conversations, repeated"
     else:
         sources["batch"] = "built-in conversations + every route's questions (bench/questions.py), repeated"
     return QuestionSet(by_route, sources)
@@ -120,7 +120,7 @@ def load_questions(eval_dir: Path, known_drugs: Iterable[str], per_route: int = 
 
 def batch_conversations(eval_dir: Path, questions: QuestionSet) -> list[list[str]]:
     """Conversations (lists of turns) to repeat up to the batch size."""
-    scenarios = _jsonl(eval_dir / "agent_scenarios.jsonl")
+    scenarios = _jsonl(eval_dir / "agent" / "dev.jsonl")
     if scenarios:
         return [[turn["text"] for turn in s["turns"]] for s in scenarios]
     return [list(c) for c in FOLLOW_UPS] + [[q] for q in questions.all()]

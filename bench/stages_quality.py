@@ -16,12 +16,12 @@ METHODS = ("payload_filter", "keyword_resolver", "dense_top1", "bm25_top1", "hyb
 
 
 def _rows(name: str, builtin: tuple[dict[str, Any], ...], known: set[str]) -> tuple[list[dict[str, Any]], str]:
-    path = EVAL_DIR / f"{name}.jsonl"
+    path = EVAL_DIR / name / "dev.jsonl"
     if path.exists():
         rows = [r for r in load_jsonl(path) if r["drug_id"] in known]
-        return rows, f"data/eval/{name}.jsonl ({len(rows)} rows)"
+        return rows, f"data/eval/{name}/dev.jsonl ({len(rows)} rows)"
     rows = [r for r in builtin if r["drug_id"] in known]
-    return rows, f"built-in labelled list bench/labelled.py ({len(rows)} rows; data/eval/{name}.jsonl absent)"
+    return rows, f"built-in labelled list bench/labelled.py ({len(rows)} rows; data/eval/{name}/dev.jsonl absent)"
 
 
 def _agent_section_route(runtime: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from duocthu.evaluation import evaluate_agent, load_eval_set
 
 
 def test_agent_scenarios_offline(demo_runtime):
-    scenarios = load_eval_set("agent_scenarios")
+    scenarios = load_eval_set("agent")
     turns = sum(len(s["turns"]) for s in scenarios)
     assert len(scenarios) >= 90 and turns >= 150
     results = evaluate_agent(demo_runtime.agent, scenarios, prefix="test")

@@ -6,6 +6,8 @@ group, plot and write metrics, and a test can assert on the same numbers.
 
 from duocthu.evaluation.data import (
     EVAL_DIR,
+    EVAL_SETS,
+    eval_set_path,
     load_eval_set,
     load_jsonl,
     sample,
@@ -63,6 +65,8 @@ from duocthu.evaluation.sweeps import (
 
 __all__ = [
     "EVAL_DIR",
+    "EVAL_SETS",
+    "eval_set_path",
     "INDICATION_MODES",
     "NO_PREDICTION",
     "SECTION_METHODS",

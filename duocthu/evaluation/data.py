@@ -28,8 +28,24 @@ def load_jsonl(path: Path | str) -> list[dict[str, Any]]:
     return rows
 
 
-def load_eval_set(name: str, directory: Path | None = None) -> list[dict[str, Any]]:
-    return load_jsonl((directory or EVAL_DIR) / f"{name}.jsonl")
+EVAL_SETS = ("section_routing", "pooling", "indications", "agent", "safety")
+SPLITS = ("dev", "test")
+
+
+def eval_set_path(name: str, split: str = "dev", directory: Path | None = None) -> Path:
+    """``data/eval/<name>/<split>.jsonl``: every set has a *dev* part (tune on it) and a *test* part.
+
+    The test part is committed before the change it measures and never edited afterwards;
+    ``indications`` also has ``consistency`` (labels made by the keyword rule itself).
+    """
+    return (directory or EVAL_DIR) / name / f"{split}.jsonl"
+
+
+def load_eval_set(name: str, directory: Path | None = None, split: str = "dev") -> list[dict[str, Any]]:
+    path = eval_set_path(name, split, directory)
+    if not path.exists():
+        raise FileNotFoundError(f"no evaluation file {path} (sets: {', '.join(EVAL_SETS)}; splits: dev, test)")
+    return load_jsonl(path)
 
 
 def sample(rows: list[dict[str, Any]], n: int | None, seed: int = 7) -> list[dict[str, Any]]:

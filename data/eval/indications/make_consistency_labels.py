@@ -1,4 +1,8 @@
-"""Compute the labels of indications.jsonl from the formulary's Chỉ định sections.
+"""Compute the *consistency* labels of indications/consistency.jsonl from the Chỉ định sections.
+
+These labels are made by the same phrase rule as ``find_by_indication``, so they check that the
+keyword pass is consistent with its own rule — not that it is right. Hand labels (dev.jsonl,
+test.jsonl in this folder) measure accuracy.
 
 Rule (exact): a drug is expected for a condition iff its Chỉ định section text, folded
 (lower-case, diacritics removed, đ→d) and split into word tokens with \\w+ (duocthu.text.folded_words),
@@ -6,8 +10,8 @@ contains the condition's folded tokens as one contiguous sequence (duocthu.text.
 `nonsense` conditions must match no drug under the same rule (asserted).
 
 Run from the repository root once every monograph exists:
-    .venv/bin/python data/eval/make_indication_labels.py            # writes data/eval/indications.jsonl
-    .venv/bin/python data/eval/make_indication_labels.py --show     # also prints each match in context
+    .venv/bin/python data/eval/indications/make_consistency_labels.py   # writes consistency.jsonl
+    .venv/bin/python data/eval/indications/make_consistency_labels.py --show     # also prints each match in context
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 from duocthu.corpus import load_formulary
 from duocthu.text import find_phrase, folded_words, normalize
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # Condition phrases as they appear in Chỉ định sections (lower-case). Conditions whose only
 # matches were accidental (the phrase inside a longer, unrelated phrase) were dropped after
@@ -185,7 +189,7 @@ def main(show: bool = False) -> None:
         if drugs:
             raise SystemExit(f"nonsense condition {condition!r} matches {drugs}")
         rows.append({"condition": condition, "kind": "nonsense", "expected_drugs": []})
-    out = ROOT / "data" / "eval" / "indications.jsonl"
+    out = ROOT / "data" / "eval" / "indications" / "consistency.jsonl"
     with out.open("w", encoding="utf-8") as fh:
         for i, row in enumerate(rows, start=1):
             fh.write(json.dumps({"id": f"ind-{i:03d}", **row}, ensure_ascii=False) + "\n")
