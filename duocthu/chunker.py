@@ -6,8 +6,12 @@ import re
 from collections.abc import Callable
 
 from duocthu.corpus import Monograph, Prose, SectionText, Table
+from duocthu.limits import limits_of_sentences
 from duocthu.text import count_tokens, fold
 from duocthu.types import Chunk, ChunkKind
+
+LIMIT_SECTIONS = frozenset({"chong_chi_dinh"})
+"""Sections whose sentences are parsed for population limits at index time (the safety screen)."""
 
 MAX_CHUNK_TOKENS = 320
 """Upper bound per prose chunk (estimated by :func:`duocthu.text.count_tokens`).
@@ -107,6 +111,9 @@ def chunk_section(
             parent_id=None,
             atc_codes=monograph.atc_codes,
             aliases=monograph.aliases,
+            population_limits=(
+                limits_of_sentences(split_sentences(text)) if section.key in LIMIT_SECTIONS else ()
+            ),
         )
         for index, (text, kind, is_quarantined_block) in enumerate(texts)
     ]

@@ -116,6 +116,20 @@ class EmbeddingCache:
         on_progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Vectors for ``texts``, embedding only the misses, in order."""
+        return self._embed(embedder.embed_passages, embedder.dim, texts, batch_size, on_progress)
+
+    def embed_queries(self, embedder: Embedder, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """Query vectors (``query:`` prefix) for ``texts`` — keep them in a cache of their own."""
+        return self._embed(embedder.embed_queries, embedder.dim, texts, batch_size, None)
+
+    def _embed(
+        self,
+        encode: Callable[[Sequence[str]], np.ndarray],
+        dim: int,
+        texts: Sequence[str],
+        batch_size: int,
+        on_progress: Callable[[int], None] | None,
+    ) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if text_key(t) not in self._vectors]
         self.hits += len(texts) - len(missing)
         self.misses += len(missing)
@@ -123,12 +137,12 @@ class EmbeddingCache:
             on_progress(len(texts) - len(missing))
         for start in range(0, len(missing), batch_size):
             batch = missing[start : start + batch_size]
-            for text, vector in zip(batch, embedder.embed_passages(batch), strict=True):
+            for text, vector in zip(batch, encode(batch), strict=True):
                 self.put(text, vector)
             if on_progress:
                 on_progress(len(batch))
         if not texts:
-            return np.zeros((0, embedder.dim), dtype=np.float32)
+            return np.zeros((0, dim), dtype=np.float32)
         return np.stack([self._vectors[text_key(t)] for t in texts])
 
 

@@ -10,6 +10,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 _PIECE_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -140,3 +141,57 @@ def content_words(text: str) -> list[str]:
             continue
         kept.append(fold(word))
     return kept
+
+
+@lru_cache(maxsize=1024)
+def word_forms(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[bool, ...]]:
+    """The words of a text three ways at once — as typed (lower case), folded, and whether typed with
+    diacritics — computed once per text for every phrase table that reads it."""
+    raw = tuple(words(text))
+    return raw, tuple(fold(w) for w in raw), tuple(has_diacritics(w) for w in raw)
+
+
+class PhraseSet:
+    """A table of phrases matched accent-aware on whole words, indexed by their first folded word.
+
+    A word typed with diacritics must match the phrase's word exactly ("tối" is not "tôi"); a word
+    typed without diacritics matches its folded form ("toi" is "tôi").
+    """
+
+    def __init__(self, phrases: Sequence[str]):
+        self.phrases = tuple(phrases)
+        self._by_first: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]] = {}
+        for phrase in self.phrases:
+            raw = tuple(words(phrase))
+            if raw:
+                folded = tuple(fold(w) for w in raw)
+                self._by_first.setdefault(folded[0], []).append((raw, folded, phrase))
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        """Every (start, end, phrase) occurrence in the text, in text order."""
+        raw, folded, accented = word_forms(text)
+        found = []
+        for start, first in enumerate(folded):
+            for phrase_raw, phrase_folded, phrase in self._by_first.get(first, ()):
+                end = start + len(phrase_raw)
+                if end > len(raw) or folded[start:end] != phrase_folded:
+                    continue
+                if all(not accented[start + i] or raw[start + i] == phrase_raw[i] for i in range(len(phrase_raw))):
+                    found.append((start, end, phrase))
+        return found
+
+    def matches(self, text: str) -> bool:
+        raw, folded, accented = word_forms(text)
+        for start, first in enumerate(folded):
+            for phrase_raw, phrase_folded, _phrase in self._by_first.get(first, ()):
+                end = start + len(phrase_raw)
+                if end <= len(raw) and folded[start:end] == phrase_folded and all(
+                    not accented[start + i] or raw[start + i] == phrase_raw[i] for i in range(len(phrase_raw))
+                ):
+                    return True
+        return False
+
+
+@lru_cache(maxsize=512)
+def phrase_set(phrases: tuple[str, ...]) -> PhraseSet:
+    return PhraseSet(phrases)

@@ -16,6 +16,48 @@ class ChunkKind(StrEnum):
 
 
 @dataclass(frozen=True)
+class DrugEntry:
+    """One drug of the served formulary: what the resolver matches names against."""
+
+    drug_id: str
+    display_name: str
+    aliases: tuple[str, ...]
+    atc_codes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PopulationLimit:
+    """A population a sentence of the book limits, parsed at index time.
+
+    "Trẻ em dưới 12 tuổi" → ``kind="age", max_age_years=12``; "trẻ sơ sinh" →
+    ``max_age_years=28/365``; "3 tháng cuối thai kỳ" → ``kind="pregnancy", trimesters=(3,)``;
+    "phụ nữ cho con bú" → ``kind="breastfeeding"``. The sentence is kept verbatim: it is what
+    the safety screen quotes.
+    """
+
+    kind: str  # "age" | "pregnancy" | "breastfeeding"
+    sentence: str
+    max_age_years: float | None = None  # applies below this age (exclusive)
+    min_age_years: float | None = None  # applies from this age on
+    trimesters: tuple[int, ...] = ()  # pregnancy: the trimesters named (empty: the whole pregnancy)
+    conditional: bool = False  # only for a use, form or circumstance ("dạng tiêm", "dùng để …")
+
+    def to_payload(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["trimesters"] = list(self.trimesters)
+        return data
+
+    @classmethod
+    def from_payload(cls, data: dict[str, Any]) -> PopulationLimit:
+        return cls(
+            kind=str(data["kind"]), sentence=str(data["sentence"]),
+            max_age_years=data.get("max_age_years"), min_age_years=data.get("min_age_years"),
+            trimesters=tuple(int(t) for t in data.get("trimesters") or ()),
+            conditional=bool(data.get("conditional", False)),
+        )
+
+
+@dataclass(frozen=True)
 class Chunk:
     """One indexed unit: a part of one section of one monograph. Its payload is the contract."""
 
@@ -34,6 +76,8 @@ class Chunk:
     parent_id: str | None = None
     atc_codes: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    population_limits: tuple[PopulationLimit, ...] = ()
+    pages: tuple[int, ...] = ()  # pages of the source book this chunk's section spans
 
     @staticmethod
     def make_doc_id(drug_id: str, section_key: str, part_index: int) -> str:
@@ -54,6 +98,8 @@ class Chunk:
         data["source_refs"] = list(self.source_refs)
         data["atc_codes"] = list(self.atc_codes)
         data["aliases"] = list(self.aliases)
+        data["population_limits"] = [limit.to_payload() for limit in self.population_limits]
+        data["pages"] = list(self.pages)
         # Every ATC prefix (C, C09, C09A, C09AA, C09AA02) so a class filter is an exact match.
         data["atc_levels"] = sorted(
             {code[:n] for code in self.atc_codes for n in (1, 3, 4, 5, 7) if len(code) >= n}
@@ -78,6 +124,10 @@ class Chunk:
             parent_id=payload.get("parent_id"),
             atc_codes=tuple(payload.get("atc_codes") or ()),
             aliases=tuple(payload.get("aliases") or ()),
+            population_limits=tuple(
+                PopulationLimit.from_payload(item) for item in payload.get("population_limits") or ()
+            ),
+            pages=tuple(int(p) for p in payload.get("pages") or ()),
         )
 
 

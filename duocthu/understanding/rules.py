@@ -1,26 +1,18 @@
-"""Query understanding: turn text (+ the previous frame) → :class:`QueryFrame`.
+"""The rule-based understander: the first version's hand-written phrase rules, kept as a baseline.
 
-Two understanders share one protocol: the rule-based one (the offline default) and an LLM one
-(one JSON call, validated against the frame's schema, fail-closed). Both go through
-:func:`merge_with_prior_frame`, so a follow-up keeps the drug and facts of the previous turn.
+It is what the learned understander (``learned.py``) is measured against (notebook
+``07_understanding``): phrase tables (``patterns.py``), a dozen early returns whose order matters,
+and its own frame merge (:func:`merge_with_prior_frame`). It shares the entity layer (drug
+resolver, quantities, reverse-lookup condition extraction) with the other understanders.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from pydantic import ValidationError
-
-from duocthu.agent import patterns as p
-from duocthu.agent.drug_resolver import DrugResolver
-from duocthu.agent.frame import ConditionRelation, PatientFacts, Population, QueryFrame, TurnType
 from duocthu.budget import RequestBudget
-from duocthu.errors import AnswerGenerationUnavailable
-from duocthu.providers.llm import JsonLlm
-from duocthu.sections import SECTION_PHRASES, SECTION_TITLES, resolve_section_match
+from duocthu.sections import SECTION_TITLES, resolve_section_match
 from duocthu.text import (
     STOPWORDS_ACCENTED,
     find_phrase,
@@ -28,17 +20,13 @@ from duocthu.text import (
     folded_words,
     has_diacritics,
     normalize,
-    token_matches,
     words,
 )
-
-
-class QueryUnderstander(Protocol):
-    name: str
-
-    def understand(
-        self, turn: str, history: Sequence[str], budget: RequestBudget, prior_frame: QueryFrame | None
-    ) -> QueryFrame: ...
+from duocthu.understanding import patterns as p
+from duocthu.understanding.drugs import DrugResolver
+from duocthu.understanding.frame import ConditionRelation, PatientFacts, QueryFrame, TurnType
+from duocthu.understanding.patient import population_of
+from duocthu.understanding.reverse import extract_condition, is_ambiguous_condition, is_symptom
 
 
 class RuleBasedUnderstander:
@@ -71,7 +59,7 @@ class RuleBasedUnderstander:
         mentions, unknown = self.resolver.find(text)
         section = resolve_section_match(text)
         facts = p.extract_age_and_weight(text)
-        population = _population(text, facts.age_years)
+        population = population_of(text, facts.age_years)
         route = next((name for name, cues in p.ROUTE_WORDS.items() if p.has_phrase(text, cues)), None)
         patient = _patient_facts(text, mentions)
         patient_meds = set(patient.current_medications)
@@ -143,6 +131,9 @@ class RuleBasedUnderstander:
             return QueryFrame(turn_type=TurnType.OUT_OF_SCOPE, out_of_scope_kind="unrelated", **common)
         return QueryFrame(turn_type=TurnType.DRUG_ATTRIBUTE, **common)
 
+    def _drug_spans(self, text: str) -> list[tuple[int, int]]:
+        return [(m.start, m.end) for m in self.resolver.find(text)[0]]
+
     def _reverse_lookup(self, text: str, common: dict) -> QueryFrame:
         relation = ConditionRelation.INDICATION
         turn_type = TurnType.CONDITION_TO_DRUG
@@ -152,29 +143,19 @@ class RuleBasedUnderstander:
             relation, turn_type = ConditionRelation.CAUSES, TurnType.CONDITION_RELATION
         elif p.has_phrase(text, p.CAUTION_CUES):
             relation = ConditionRelation.CAUTION
-        condition, comorbidities = extract_condition(text, self.resolver)
+        condition, comorbidities = extract_condition(text, self._drug_spans, _comorbidities)
         patient: PatientFacts = common["patient"].model_copy(update={"conditions": comorbidities})
-        if turn_type is TurnType.CONDITION_TO_DRUG and condition and _is_symptom(condition):
+        if turn_type is TurnType.CONDITION_TO_DRUG and condition and is_symptom(condition):
             turn_type = TurnType.SYMPTOM_TO_DRUG
         return QueryFrame(
             turn_type=turn_type, condition=condition, indication=condition, condition_relation=relation,
-            condition_ambiguous=condition is not None and fold(condition) in p.AMBIGUOUS_CONDITIONS,
+            condition_ambiguous=is_ambiguous_condition(condition),
             **{**common, "patient": patient, "unknown_drugs": []},
         )
 
 
-def _population(text: str, age_years: float | None) -> Population | None:
-    if age_years is not None:
-        if age_years < 18:
-            return Population.PEDIATRIC
-        return Population.ELDERLY if age_years >= 65 else Population.ADULT
-    if p.has_phrase(text, p.PEDIATRIC_WORDS):
-        return Population.PEDIATRIC
-    if p.has_phrase(text, p.ELDERLY_WORDS):
-        return Population.ELDERLY
-    if p.has_phrase(text, p.ADULT_WORDS):
-        return Population.ADULT
-    return None
+def _comorbidities(text: str) -> list[str]:
+    return [c for c in p.COMORBIDITY_PHRASES if p.has_phrase(text, (c,))]
 
 
 def _patient_facts(text: str, mentions: Sequence) -> PatientFacts:
@@ -194,102 +175,6 @@ def _patient_facts(text: str, mentions: Sequence) -> PatientFacts:
         current_medications=current, conditions=conditions,
         pregnant=p.has_phrase(text, p.PREGNANCY_WORDS), breastfeeding=p.has_phrase(text, p.BREASTFEEDING_WORDS),
     )
-
-
-_CLAUSE_SPLIT_RE = re.compile(r"[,.;?!]|\bthì\b|\bmà\b|\bnhưng\b", re.IGNORECASE)
-_TREATMENT_CUES = ("trị", "điều trị", "chữa", "dùng cho", "thuốc nào", "thuốc gì", "uống gì", "dùng gì")
-
-
-def extract_condition(text: str, resolver: DrugResolver) -> tuple[str | None, list[str]]:
-    """The condition a reverse-lookup question asks about, and the patient's other conditions.
-
-    The question is cut into clauses; the clause with the treatment cue ("thuốc nào trị …")
-    holds the condition, comorbidities named elsewhere ("người bị suy thận thì …") or after
-    it ("… cho người suy thận") become patient context.
-    """
-    clauses = [c.strip() for c in _CLAUSE_SPLIT_RE.split(normalize(text)) if c.strip()]
-    if not clauses:
-        return None, []
-    main = next((c for c in clauses if p.has_phrase(c, _TREATMENT_CUES)), clauses[-1])
-    others = [c for c in clauses if c != main and not p.has_phrase(c, p.CURRENT_MEDICATION_CUES)]
-    comorbidities: list[str] = []
-    head, patient_part = _split_at_patient_marker(main)
-    if patient_part:
-        comorbidities += [c for c in p.COMORBIDITY_PHRASES if p.has_phrase(patient_part, (c,))]
-    condition = _strip_scaffolding(head, resolver)
-    if condition is None:
-        # "… bị đau đầu thì uống thuốc gì?": the condition sits in another clause.
-        for clause in others:
-            condition = _strip_scaffolding(_split_at_patient_marker(clause)[0], resolver)
-            if condition:
-                others = [c for c in others if c != clause]
-                break
-    if condition is not None and fold(condition) in _NOT_A_CONDITION:
-        condition = None
-    comorbidities += [c for c in p.COMORBIDITY_PHRASES if any(p.has_phrase(o, (c,)) for o in others)]
-    comorbidities = [c for c in dict.fromkeys(comorbidities)
-                     if not any(c != o and fold(c) in fold(o) for o in comorbidities)]
-    return condition, comorbidities
-
-
-_NOT_A_CONDITION = frozenset(fold(w) for w in ("bệnh", "bệnh tật", "triệu chứng", "chứng", "bệnh lý", "tình trạng"))
-_PATIENT_MARKERS = ("cho người", "ở người", "cho bệnh nhân", "ở bệnh nhân", "cho người bệnh", "ở người bệnh",
-                    "người có", "người đang bị", "mà bị")
-
-
-def _split_at_patient_marker(clause: str) -> tuple[str, str]:
-    """("trị đau đầu", "người tăng huyết áp") from "trị đau đầu cho người tăng huyết áp"."""
-    raw = words(clause)
-    folded = [fold(w) for w in raw]
-    positions = [find_phrase(folded, folded_words(m)) for m in _PATIENT_MARKERS]
-    positions = [pos for pos in positions if pos > 0]
-    if not positions:
-        return clause, ""
-    cut = min(positions)
-    return " ".join(raw[:cut]), " ".join(raw[cut:])
-
-
-def _remove_phrase(text: str, phrase: str) -> str:
-    raw = words(text)
-    folded = [fold(w) for w in raw]
-    target = folded_words(phrase)
-    start = find_phrase(folded, target)
-    if start < 0:
-        return text
-    return " ".join(raw[:start] + raw[start + len(target):])
-
-
-def _strip_scaffolding(text: str, resolver: DrugResolver) -> str | None:
-    """Remove question scaffolding, drug names and patient cues; what remains names the condition.
-
-    Accent-aware: the filler "mấy" does not remove "mày" (as in "mày đay").
-    """
-    raw = words(text)
-    drop = [False] * len(raw)
-
-    def mark(phrase: str) -> None:
-        target = words(phrase)
-        n = len(target)
-        for start in range(len(raw) - n + 1):
-            if not any(drop[start : start + n]) and all(
-                token_matches(raw[start + i], target[i]) for i in range(n)
-            ):
-                for i in range(start, start + n):
-                    drop[i] = True
-
-    for phrase in sorted(set(p.REVERSE_FILLER), key=lambda f: len(words(f)), reverse=True):
-        mark(phrase)
-    for phrase in (*p.CURRENT_MEDICATION_CUES, *p.PREGNANCY_WORDS, *p.BREASTFEEDING_WORDS):
-        mark(phrase)
-    for mention in resolver.find(text)[0]:
-        for i in range(mention.start, mention.end):
-            drop[i] = True
-    kept = [w for w, d in zip(raw, drop, strict=True) if not d and not w.isdigit()]
-    return " ".join(kept).strip() or None
-
-
-def _is_symptom(condition: str) -> bool:
-    return any(fold(condition).startswith(fold(head)) for head in p.SYMPTOM_HEADS)
 
 
 def _residual_words(text: str, resolver: DrugResolver, drugs: Sequence[str]) -> list[str]:
@@ -337,7 +222,7 @@ def merge_with_prior_frame(frame: QueryFrame, prior: QueryFrame | None, turn: st
         if condition:
             return prior.model_copy(update={
                 "condition": condition, "indication": condition,
-                "condition_ambiguous": fold(condition) in p.AMBIGUOUS_CONDITIONS,
+                "condition_ambiguous": is_ambiguous_condition(condition),
                 "needs_clarify": False, "clarify_reason": None, "inherited": ["turn_type"],
             })
     if frame.turn_type is TurnType.OUT_OF_SCOPE and frame.out_of_scope_kind == "unrelated" and prior.drugs \
@@ -409,53 +294,3 @@ def _states_population(turn: str, frame: QueryFrame) -> bool:
 
 def _is_attack(turn: str) -> bool:
     return p.looks_like_instruction_attack(turn) or p.looks_like_code(turn)
-
-
-_LLM_SYSTEM = """Bạn phân tích câu hỏi về thuốc (tiếng Việt) thành JSON theo đúng lược đồ sau, không thêm khóa nào khác.
-turn_type ∈ {turn_types}. section_key ∈ {sections} hoặc null.
-population ∈ adult|pediatric|elderly|null. condition_relation ∈ indication|contraindication|caution|causes|null.
-drugs: danh sách tên thuốc như người dùng viết. Chỉ trả JSON."""
-
-
-class LlmQueryUnderstander:
-    """One JSON call through a :class:`JsonLlm`, validated against :class:`QueryFrame`.
-
-    Fail-closed: any provider error or invalid JSON yields a frame that routes to an abstention
-    with a system reason (row 4), never a guess.
-    """
-
-    name = "llm"
-
-    def __init__(self, llm: JsonLlm, resolver: DrugResolver):
-        self.llm = llm
-        self.resolver = resolver
-
-    def understand(
-        self, turn: str, history: Sequence[str], budget: RequestBudget, prior_frame: QueryFrame | None
-    ) -> QueryFrame:
-        system = _LLM_SYSTEM.format(
-            turn_types="|".join(t.value for t in TurnType), sections="|".join(SECTION_PHRASES),
-        )
-        user = json.dumps(
-            {"history": list(history)[-12:], "turn": turn,
-             "previous_frame": prior_frame.model_dump(mode="json") if prior_frame else None},
-            ensure_ascii=False,
-        )
-        try:
-            raw = self.llm.complete_json(system, user, budget, "understanding")
-            names = raw.get("drugs") or []
-            drug_ids: list[str] = []
-            unknown: list[str] = list(raw.get("unknown_drugs") or [])
-            for name in names:
-                found, _ = self.resolver.find(str(name))
-                if found:
-                    drug_ids.extend(m.drug_id for m in found if m.drug_id not in drug_ids)
-                else:
-                    unknown.append(str(name))
-            frame = QueryFrame.model_validate({**raw, "drugs": drug_ids, "unknown_drugs": unknown})
-        except (AnswerGenerationUnavailable, ValidationError, TypeError, AttributeError) as exc:
-            return QueryFrame(
-                turn_type=TurnType.DRUG_ATTRIBUTE, needs_clarify=True, clarify_reason="understanding_failed",
-                understanding_error=f"{type(exc).__name__}: {str(exc)[:300]}",
-            )
-        return merge_with_prior_frame(frame, prior_frame, turn)

@@ -1,0 +1,235 @@
+"""Carry-over: how a turn inherits the conversation's frame, as a table of explicit rules.
+
+Read top to bottom; every rule that applies is applied, in order, and records its id in
+``frame.inherited``. Patient facts accumulate over the whole conversation; what the turn asks
+(drug, section, turn type) is inherited only when the turn itself does not say it. One unit test
+per rule lives in ``tests/test_understanding_carryover.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from duocthu.text import words
+from duocthu.understanding.evidence import TurnEvidence
+from duocthu.understanding.frame import PatientFacts, Population, QueryFrame, TurnType
+from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES
+from duocthu.understanding.reverse import is_ambiguous_condition, is_symptom
+from duocthu.understanding.scope import has_phrase
+
+FOLLOW_UP_WORDS = ("còn", "thì sao", "thế còn", "vậy còn", "còn với", "thế", "vậy", "còn nếu")
+TOGETHER_WORDS = ("với", "cùng", "chung", "kèm", "kết hợp", "phối hợp", "cùng lúc", "kỵ", "kị", "tương tác")
+DRUG_QUESTIONS = frozenset({TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW, TurnType.DOSING_CALC, TurnType.INTERACTION})
+FACT_FIELDS = ("population", "age_text", "age_years", "weight_kg", "route")
+# Turns that end the matter at hand: they do not inherit what was asked.
+SELF_CONTAINED = frozenset({TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE, TurnType.CRISIS, TurnType.EMERGENCY,
+                            TurnType.MEDICAL_QUESTION, TurnType.CONDITION_RELATION})
+
+
+@dataclass(frozen=True)
+class CarryRule:
+    id: str
+    when: str  # the situation, in words
+    effect_text: str
+    why: str
+    applies: Callable[[QueryFrame, QueryFrame, TurnEvidence], bool]
+    effect: Callable[[QueryFrame, QueryFrame, TurnEvidence], QueryFrame]
+
+
+def _mark(frame: QueryFrame, rule_id: str, **changes: object) -> QueryFrame:
+    return frame.model_copy(update={**changes, "inherited": [*frame.inherited, rule_id]})
+
+
+def merge_patient(prior: PatientFacts, current: PatientFacts, said_not_pregnant: bool = False) -> PatientFacts:
+    """Facts of the whole conversation: lists grow, flags stay set, a new number replaces an old one."""
+    def union(a: list[str], b: list[str]) -> list[str]:
+        return list(dict.fromkeys([*a, *b]))
+
+    pregnant = (prior.pregnant or current.pregnant) and not said_not_pregnant
+    return PatientFacts(
+        current_medications=union(prior.current_medications, current.current_medications),
+        other_medications=union(prior.other_medications, current.other_medications),
+        conditions=union(prior.conditions, current.conditions),
+        pregnant=pregnant,
+        trimester=(current.trimester or prior.trimester) if pregnant else None,
+        breastfeeding=prior.breastfeeding or current.breastfeeding,
+        renal_clearance_ml_min=current.renal_clearance_ml_min or prior.renal_clearance_ml_min,
+        crisis=prior.crisis or current.crisis,
+    )
+
+
+def _asks_nothing_new(frame: QueryFrame, ev: TurnEvidence) -> bool:
+    return frame.section_key is None and "section_named" not in frame.cues and not frame.is_reverse_lookup
+
+
+def _states_new_patient(frame: QueryFrame, prior: QueryFrame, ev: TurnEvidence) -> bool:
+    """The turn describes someone else (a new population, or a new drug with new age/weight)."""
+    facts = ev.facts
+    if facts.states_population and facts.population is not None and prior.population is not None \
+            and facts.population is not prior.population:
+        return True
+    # A question that names its drug and gives an age or a weight is about the patient it describes.
+    return bool(ev.resolution.mentions) and (facts.age is not None or facts.weight_kg is not None)
+
+
+def _patient_facts(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> QueryFrame:
+    patient = merge_patient(prior.patient, frame.patient, said_not_pregnant=ev.facts.pregnant is False)
+    updates: dict[str, object] = {"patient": patient}
+    if not _states_new_patient(frame, prior, ev):
+        weak_population = frame.population is not None and not ev.facts.states_population
+        for name in FACT_FIELDS:
+            current, previous = getattr(frame, name), getattr(prior, name)
+            if previous is not None and (current is None or (name == "population" and weak_population)):
+                updates[name] = previous
+    return _mark(frame, "facts_accumulate", **updates)
+
+
+def _pronoun_is_taken(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
+    return ev.facts.current_pronoun and bool(prior.drugs)
+
+
+def _taken_pronoun(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> QueryFrame:
+    taken = list(dict.fromkeys([*frame.patient.current_medications, *prior.drugs]))
+    patient = frame.patient.model_copy(update={"current_medications": taken})
+    asked = [d for d in frame.drugs if d not in prior.drugs]
+    if asked or frame.unknown_drugs:
+        return _mark(frame, "pronoun_is_taken", patient=patient, turn_type=TurnType.INTERACTION,
+                     drugs=list(dict.fromkeys([*prior.drugs, *asked])), section_key="tuong_tac_thuoc")
+    return _mark(frame, "pronoun_is_taken", patient=patient)
+
+
+def _pronoun_with_new_drug(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
+    return (len(frame.drugs) == 1 and bool(prior.drugs) and frame.drugs[0] not in prior.drugs
+            and has_phrase(ev.text, PRONOUN_DRUG_REFERENCES)
+            and (frame.turn_type is TurnType.INTERACTION or has_phrase(ev.text, TOGETHER_WORDS)))
+
+
+def _inherits_drug(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
+    # "Có pha chung với Ringer lactat được không?": the other product is the object of the question
+    # about the conversation's drug, not a drug asked about.
+    about_other = frame.section_key in ("tuong_ky", "tuong_tac_thuoc") or has_phrase(ev.text, TOGETHER_WORDS)
+    return (not frame.drugs and (not frame.unknown_drugs or about_other) and bool(prior.drugs)
+            and frame.turn_type in DRUG_QUESTIONS | {TurnType.OVERDOSE_TAKEN})
+
+
+def _same_question_new_drug(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
+    return (bool(frame.drugs) and frame.drugs != prior.drugs and _asks_nothing_new(frame, ev)
+            and has_phrase(ev.text, FOLLOW_UP_WORDS) and prior.turn_type in DRUG_QUESTIONS
+            and not ev.residual_words)
+
+
+def _answers_which_drug(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
+    waiting = (not prior.drugs and (prior.section_key is not None or bool(prior.unknown_drugs)
+                                    or bool(prior.ambiguous_names)))
+    return waiting and bool(frame.drugs) and _asks_nothing_new(frame, ev) and prior.turn_type in DRUG_QUESTIONS
+
+
+def _inherit_question(prior: QueryFrame, frame: QueryFrame, rule_id: str, keep_drugs: bool = False) -> QueryFrame:
+    return _mark(
+        frame, rule_id, turn_type=prior.turn_type, section_key=prior.section_key, attribute=prior.attribute,
+        wants_section_overview=prior.wants_section_overview, asks_number=frame.asks_number or prior.asks_number,
+        drugs=list(prior.drugs) if keep_drugs else frame.drugs, needs_clarify=False, clarify_reason=None,
+        section_candidates=[],
+    )
+
+
+_NEW_MATTER_CUES = ("attack", "self_harm", "overdose_taken", "emergency", "about_assistant", "greeting",
+                    "reverse_lookup", "section_named")
+
+
+def _answers_pending_facts(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
+    """"Bé 5 tuổi" / "Người lớn" / "Tôi không nhớ cân nặng" after a dosing clarify: the dose question continues."""
+    waiting = prior.population is None or (
+        prior.population is Population.PEDIATRIC and (prior.age_text is None or prior.weight_kg is None))
+    return (prior.turn_type is TurnType.DOSING_CALC and waiting and bool(prior.drugs) and not frame.drugs
+            and not frame.unknown_drugs and not set(frame.cues) & set(_NEW_MATTER_CUES)
+            and len(words(ev.text)) <= 12)
+
+
+def _answers_which_condition(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
+    return (prior.is_reverse_lookup and (not prior.condition or prior.condition_ambiguous) and not frame.drugs
+            and not frame.unknown_drugs and not frame.is_reverse_lookup
+            and not set(frame.cues) & set(_NEW_MATTER_CUES) and len(words(ev.text)) <= 12)
+
+
+def _condition_from_turn(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> QueryFrame:
+    condition = " ".join(words(ev.text)).strip() or None
+    turn_type = prior.turn_type
+    if condition and turn_type in (TurnType.CONDITION_TO_DRUG, TurnType.SYMPTOM_TO_DRUG):
+        turn_type = TurnType.SYMPTOM_TO_DRUG if is_symptom(condition) else TurnType.CONDITION_TO_DRUG
+    return _mark(frame, "answers_which_condition", turn_type=turn_type, condition=condition,
+                 indication=condition, condition_relation=prior.condition_relation, section_key=None,
+                 condition_ambiguous=is_ambiguous_condition(condition), needs_clarify=False, clarify_reason=None)
+
+
+def _dosing_follow_up(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
+    return (frame.turn_type is TurnType.DRUG_ATTRIBUTE and frame.section_key == "lieu_luong_va_cach_dung"
+            and prior.turn_type is TurnType.DOSING_CALC and frame.drugs == prior.drugs
+            and not frame.wants_section_overview)
+
+
+TAKEN_REFERENCES = ("thuốc tôi đang uống", "thuốc đang uống", "thuốc đang dùng", "thuốc tôi đang dùng",
+                    "thuốc mình đang uống", "thuốc của tôi", "mấy thuốc đang uống")
+
+
+def _with_what_is_taken(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
+    """One drug asked "with" what the conversation says the patient takes."""
+    asked = [d for d in frame.drugs if d not in frame.patient.current_medications]
+    return (len(asked) == 1 and len(frame.drugs) == 1 and bool(frame.patient.current_medications)
+            and frame.turn_type in DRUG_QUESTIONS
+            and (has_phrase(ev.text, TOGETHER_WORDS) or has_phrase(ev.text, TAKEN_REFERENCES)))
+
+
+CARRY_OVER: tuple[CarryRule, ...] = (
+    CarryRule("answers_which_condition", "the last turn asked which condition; this one names no drug or section",
+              "this turn's words are the condition of the reverse lookup", "'Đau đầu' answers 'which pain?'",
+              _answers_which_condition, _condition_from_turn),
+    CarryRule("answers_pending_facts", "the last turn was a dose question waiting for who/age/weight; this gives some",
+              "the dose question continues with the new facts", "'Bé 5 tuổi' is not a new question",
+              _answers_pending_facts, lambda p, f, ev: _inherit_question(p, f, "answers_pending_facts", keep_drugs=True)),
+    CarryRule("pronoun_is_taken", "'tôi đang uống nó' — a pronoun in a 'đang uống' span",
+              "the conversation's drug is a medicine being taken; a newly named drug makes it an interaction",
+              "'Warfarin là thuốc gì?' → 'Tôi đang uống nó, giờ uống ibuprofen được không?'",
+              _pronoun_is_taken, _taken_pronoun),
+    CarryRule("pronoun_with_new_drug", "'nó dùng chung với Y được không' — a pronoun and a new drug",
+              "interaction of the conversation's drug and the new one", "'nó' is the drug talked about",
+              _pronoun_with_new_drug,
+              lambda p, f, ev: _mark(f, "pronoun_with_new_drug", drugs=[*p.drugs, *f.drugs], section_key="tuong_tac_thuoc",
+                                     turn_type=TurnType.INTERACTION, needs_clarify=False, clarify_reason=None)),
+    CarryRule("same_question_new_drug", "'còn ibuprofen thì sao?' — a new drug and nothing else asked",
+              "the previous question about the new drug", "the follow-up swaps the drug, not the question",
+              _same_question_new_drug, lambda p, f, ev: _inherit_question(p, f, "same_question_new_drug")),
+    CarryRule("answers_which_drug", "the last turn waited for a drug name (or offered one); this names one",
+              "the pending question about the named drug", "'Tác dụng phụ là gì?' → 'paracetamol'",
+              _answers_which_drug, lambda p, f, ev: _inherit_question(p, f, "answers_which_drug")),
+    CarryRule("inherits_drug", "a drug question that names no drug ('còn tác dụng phụ thì sao?', 'nó', 'thuốc này')",
+              "the conversation's drug(s)", "a follow-up keeps the drug talked about",
+              _inherits_drug, lambda p, f, ev: _mark(f, "inherits_drug", drugs=list(p.drugs))),
+    CarryRule("dosing_follow_up", "a dose question about the drug of a dose conversation",
+              "stays a personal dose question (the gates apply)", "the patient of the conversation is the same",
+              _dosing_follow_up, lambda p, f, ev: _mark(f, "dosing_follow_up", turn_type=TurnType.DOSING_CALC)),
+    CarryRule("facts_accumulate", "always (unless this turn describes someone else)",
+              "patient facts, age, weight, population and route of the conversation", "follow-ups must not lose the patient",
+              lambda p, f, ev: f.turn_type not in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE), _patient_facts),
+    CarryRule("with_what_is_taken", "one drug asked 'chung với / kỵ với thuốc tôi đang uống' in a conversation that "
+              "named the medicines taken", "interaction of the drug with the medicines taken",
+              "'Bác sĩ vừa kê clarithromycin, tôi uống chung được không?' after 'tôi đang uống simvastatin'",
+              _with_what_is_taken,
+              lambda p, f, ev: _mark(f, "with_what_is_taken", turn_type=TurnType.INTERACTION,
+                                     drugs=list(dict.fromkeys([*f.patient.current_medications, *f.drugs])),
+                                     section_key="tuong_tac_thuoc", section_candidates=[])),
+)
+
+
+def carry_over(prior: QueryFrame | None, frame: QueryFrame, ev: TurnEvidence) -> QueryFrame:
+    if prior is None:
+        return frame
+    for rule in CARRY_OVER:
+        if rule.applies(prior, frame, ev):
+            frame = rule.effect(prior, frame, ev)
+    return frame
+
+
+def carry_rule_by_id(rule_id: str) -> CarryRule:
+    return next(rule for rule in CARRY_OVER if rule.id == rule_id)

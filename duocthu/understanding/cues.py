@@ -1,0 +1,300 @@
+"""The cue table: the few high-precision overrides of the intent model, read top to bottom.
+
+Each row is data: an id, the cue in words, its effect on the frame, and why it exists. Every row
+that applies is applied, in order (later rows see earlier rows' effects); a row never fires on
+words alone when the entities say otherwise (a reverse-lookup cue with a book drug named is a
+question about that drug). One unit test per row lives in ``tests/test_understanding_cues.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from duocthu.sections import SECTION_TITLES
+from duocthu.text import words
+from duocthu.understanding.evidence import TurnEvidence
+from duocthu.understanding.frame import ConditionRelation, QueryFrame, TurnType
+from duocthu.understanding.scope import has_phrase, looks_like_code, looks_like_instruction_attack
+from duocthu.understanding.signals import is_emergency, is_overdose_taken, is_self_harm
+
+ABOUT_ASSISTANT = ("bạn là ai", "bạn là gì", "bạn là chatbot", "bạn là bot", "bạn là người", "bạn làm được gì",
+                   "bạn giúp được gì", "bạn có thể làm gì", "ai tạo ra bạn", "bạn tên gì", "em là ai", "bot gì",
+                   "chatbot gì", "trợ lý gì", "duocthu là gì")
+GREETINGS = ("xin chào", "chào bạn", "chào", "hello", "hi", "hey", "alo", "cảm ơn", "cám ơn", "thank you",
+             "thanks", "tạm biệt", "chúc ngủ ngon", "ok cảm ơn", "bye")
+REVERSE_CUES = (
+    "thuốc nào", "thuốc gì", "những thuốc nào", "các thuốc nào", "loại thuốc nào", "nhóm thuốc nào", "dùng gì",
+    "uống gì", "nên uống gì", "nên dùng gì", "trị bằng gì", "chữa bằng gì", "thuốc để trị", "thuốc chữa",
+    "thuốc trị", "thuốc điều trị", "có thuốc nào", "thuốc dành cho", "uống thuốc gì", "dùng thuốc gì",
+    "thuốc nao", "thuoc gi", "kháng sinh nào", "kháng sinh gì", "dùng kháng sinh nào", "loại kháng sinh nào",
+)
+CAUSES_CUES = ("gây", "gây ra", "làm tăng", "làm nặng", "dẫn đến", "là nguyên nhân", "làm kéo dài", "làm giảm",
+               "làm hạ", "gây hại", "có hại cho")
+CONTRAINDICATION_CUES = ("chống chỉ định", "không được dùng", "cấm dùng", "không được uống", "không nên dùng",
+                         "không nên uống", "kiêng", "tránh dùng", "phải tránh")
+CAUTION_CUES = ("thận trọng", "cần thận trọng", "lưu ý", "cẩn thận")
+INTERACTION_WORDS = ("với", "cùng", "chung", "kèm", "kết hợp", "phối hợp", "và", "cùng lúc", "cùng với", "kỵ", "kị",
+                     "tương tác", "uống thêm", "dùng thêm", "thêm")
+VAGUE_SECOND_DRUG = ("thuốc kia", "thuốc khác", "cái thuốc", "viên thuốc", "mấy viên thuốc", "thuốc bác sĩ kê",
+                     "thuốc đang uống", "loại thuốc kia", "thuốc kia nữa", "thuốc hôm qua", "thuốc của tôi",
+                     "thuốc tôi đang uống", "thuốc đó")
+WHOLE_SECTION = ("toàn bộ", "đầy đủ", "tất cả", "nguyên văn", "cả mục")
+QUANTITY_WORDS = ("bao nhiêu viên", "mấy viên", "mấy ml", "mấy gói", "tính liều", "uống bao nhiêu", "dùng bao nhiêu",
+                  "bao nhiêu mg", "mấy mg", "mấy thìa", "bao nhiêu ml", "mấy giọt", "mấy nhát", "bao nhiêu gói")
+OVERDOSE_QUESTION = ("quá liều", "uống quá nhiều", "dùng quá nhiều", "uống nhiều quá", "uống quá tay", "ngộ độc",
+                     "uống nhầm", "lỡ uống nhiều", "uống gấp đôi", "uống dư", "quá tay")
+VAGUE_ABOUT_DRUG = ("thì sao", "thế nào", "như thế nào", "ra sao", "hỏi về", "cho hỏi về", "muốn hỏi về",
+                    "hỏi chút về", "hỏi thăm về", "thắc mắc về", "thế thì sao", "có gì", "sao", "ok không")
+
+# The section's own names: when the user names a section, the name decides (the spec's
+# "longest phrase wins" keeps "chống chỉ định" from reading as "chỉ định", "quá liều" as "liều").
+SECTION_NAMES: dict[str, tuple[str, ...]] = {
+    "ten_chung_quoc_te": ("tên chung quốc tế", "tên quốc tế", "tên gốc", "tên hoạt chất", "hoạt chất là gì"),
+    "ma_atc": ("mã atc", "atc code", "mã phân loại atc"),
+    "loai_thuoc": ("loại thuốc", "nhóm thuốc", "thuộc nhóm", "nhóm dược lý"),
+    "dang_thuoc_va_ham_luong": ("dạng thuốc", "hàm lượng", "dạng bào chế"),
+    "duoc_ly_va_co_che_tac_dung": ("dược lý", "cơ chế tác dụng", "cơ chế", "dược lực học"),
+    "duoc_dong_hoc": ("dược động học", "thời gian bán thải", "nửa đời", "bán thải", "sinh khả dụng"),
+    "chi_dinh": ("chỉ định", "công dụng"),
+    "chong_chi_dinh": ("chống chỉ định",),
+    "than_trong": ("thận trọng",),
+    "thoi_ky_mang_thai": ("thời kỳ mang thai", "phụ nữ có thai", "mang thai", "có thai", "bà bầu", "có bầu", "mang bầu",
+                          "thai kỳ", "đang bầu"),
+    "thoi_ky_cho_con_bu": ("thời kỳ cho con bú", "cho con bú", "đang cho bú", "cho bé bú", "sữa mẹ"),
+    "tac_dung_khong_mong_muon": ("tác dụng không mong muốn", "tác dụng phụ", "phản ứng phụ", "adr", "side effect"),
+    "huong_dan_xu_tri_adr": ("xử trí adr", "xử trí tác dụng phụ", "xử lý tác dụng phụ", "xử trí tác dụng không mong muốn"),
+    "lieu_luong_va_cach_dung": ("liều lượng", "liều dùng", "liều", "cách dùng", "cách uống"),
+    "tuong_tac_thuoc": ("tương tác thuốc", "tương tác", "kỵ với", "kị với", "kỵ thuốc", "kị thuốc"),
+    "tuong_ky": ("tương kỵ", "tương kị", "trộn chung", "pha chung", "truyền chung", "pha cùng", "trộn lẫn",
+                 "chung bơm tiêm", "chung dây truyền"),
+    "do_on_dinh_va_bao_quan": ("bảo quản", "độ ổn định"),
+    "qua_lieu_va_xu_tri": ("quá liều", "ngộ độc"),
+    "thong_tin_quy_che": ("thông tin quy chế", "quy chế", "kê đơn", "thuốc gây nghiện", "hướng thần"),
+}
+_NAMES_LONGEST_FIRST = sorted(
+    ((tuple(words(name)), name, key) for key, names in SECTION_NAMES.items() for name in names),
+    key=lambda item: (-len(item[0]), -len(item[1])),
+)
+
+
+def named_section(text: str) -> str | None:
+    """The section the turn names by one of its names, longest name first, or None."""
+    for _tokens, name, key in _NAMES_LONGEST_FIRST:
+        if has_phrase(text, (name,)):
+            # "dùng cho bà bầu" names the pregnancy section; "cách dùng" the dosing one — but a
+            # pregnancy word beside a dose or side-effect question is a patient fact, not the ask.
+            if key in ("thoi_ky_mang_thai", "thoi_ky_cho_con_bu") and _asks_other_section(text, key):
+                continue
+            return key
+    return None
+
+
+def _asks_other_section(text: str, key: str) -> bool:
+    for _tokens, name, other in _NAMES_LONGEST_FIRST:
+        if other != key and other not in ("thoi_ky_mang_thai", "thoi_ky_cho_con_bu") and has_phrase(text, (name,)):
+            return True
+    return False
+
+
+Effect = Callable[[TurnEvidence, QueryFrame], QueryFrame]
+Test = Callable[[TurnEvidence, QueryFrame], bool]
+
+
+@dataclass(frozen=True)
+class Cue:
+    id: str
+    cue: str  # the cue, in words
+    effect_text: str  # the effect on the frame, in words
+    why: str
+    applies: Test
+    effect: Effect
+
+
+def _update(frame: QueryFrame, cue_id: str, **changes: object) -> QueryFrame:
+    return frame.model_copy(update={**changes, "cues": [*frame.cues, cue_id]})
+
+
+def _has_book_drug(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    return bool(frame.drugs or frame.patient.current_medications)
+
+
+def _reverse_relation(text: str) -> tuple[TurnType, ConditionRelation]:
+    if has_phrase(text, CONTRAINDICATION_CUES):
+        return TurnType.CONDITION_TO_DRUG, ConditionRelation.CONTRAINDICATION
+    if has_phrase(text, CAUSES_CUES):
+        return TurnType.CONDITION_RELATION, ConditionRelation.CAUSES
+    if has_phrase(text, CAUTION_CUES):
+        return TurnType.CONDITION_TO_DRUG, ConditionRelation.CAUTION
+    return TurnType.CONDITION_TO_DRUG, ConditionRelation.INDICATION
+
+
+def _asks_reverse(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    # A medicine named as being taken ("đang điều trị HIV bằng nelfinavir") is the patient's, not asked.
+    asked_unknown = [u for u in ev.resolution.unknown if u.name not in ev.facts.other_medications]
+    asked = [d for d in frame.drugs if d not in frame.patient.current_medications]
+    return not asked and not asked_unknown and has_phrase(ev.text, REVERSE_CUES)
+
+
+def _reverse(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
+    turn_type, relation = _reverse_relation(ev.text)
+    return _update(frame, "reverse_lookup", turn_type=turn_type, condition_relation=relation, section_key=None)
+
+
+def _taking_then_asking(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    taken = frame.patient.current_medications or frame.patient.other_medications
+    asked = [d for d in frame.drugs if d not in frame.patient.current_medications]
+    asked_unknown = [u for u in frame.unknown_drugs if u not in frame.patient.other_medications]
+    return bool(taken) and bool(asked or asked_unknown) and frame.turn_type not in (
+        TurnType.CRISIS, TurnType.EMERGENCY, TurnType.OVERDOSE_TAKEN)
+
+
+def _as_interaction(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
+    drugs = list(dict.fromkeys([*frame.patient.current_medications, *frame.drugs]))
+    return _update(frame, "taking_then_asking", turn_type=TurnType.INTERACTION, drugs=drugs,
+                   section_key="tuong_tac_thuoc")
+
+
+DOSE_CHANGE_WORDS = ("bắt đầu dùng", "giảm liều", "tăng liều", "chỉnh liều", "điều chỉnh liều", "khi đang")
+
+
+def _two_drugs_together(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    if len(frame.drugs) < 2 or frame.turn_type in (TurnType.INTERACTION, TurnType.CRISIS, TurnType.EMERGENCY,
+                                                   TurnType.OVERDOSE_TAKEN):
+        return False
+    # "Bắt đầu dùng amiodaron thì giảm liều warfarin bao nhiêu?" asks what one does to the other.
+    return (has_phrase(ev.text, INTERACTION_WORDS) and named_section(ev.text) in (None, "tuong_tac_thuoc")) \
+        or has_phrase(ev.text, DOSE_CHANGE_WORDS)
+
+
+def _vague_second(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    if named_section(ev.text) == "tuong_ky":
+        return False  # mixing in one syringe or line with "thuốc khác" asks the compatibility section
+    return len(frame.drugs) == 1 and has_phrase(ev.text, VAGUE_SECOND_DRUG) and (
+        has_phrase(ev.text, INTERACTION_WORDS) or frame.turn_type is TurnType.INTERACTION)
+
+
+def _personal_dose(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    if frame.section_key != "lieu_luong_va_cach_dung" or frame.turn_type is not TurnType.DRUG_ATTRIBUTE:
+        return False
+    if frame.wants_section_overview:
+        return False
+    facts = ev.facts
+    return (facts.age is not None or facts.weight_kg is not None or facts.population is not None
+            or has_phrase(ev.text, QUANTITY_WORDS))
+
+
+def _vague_about_drug(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    return (
+        bool(frame.drugs) and frame.turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW)
+        and not ev.residual_words and has_phrase(ev.text, VAGUE_ABOUT_DRUG) and named_section(ev.text) is None
+    )
+
+
+NAMED_SECTION_YIELDS_TO = 0.6
+"""The intent model's probability of another section above which a named section does not override it."""
+
+
+def _section_named(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    named = named_section(ev.text)
+    if named is None or "overdose_question" in frame.cues:
+        return False
+    if frame.turn_type is TurnType.INTERACTION and named == "tuong_ky" and len(frame.drugs) <= 1:
+        return True  # "trộn chung bơm tiêm với thuốc khác": compatibility, not an interaction
+    if frame.turn_type not in (TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW, TurnType.DOSING_CALC):
+        return False
+    if frame.turn_type is TurnType.DOSING_CALC and named in ("thoi_ky_mang_thai", "thoi_ky_cho_con_bu"):
+        return False
+    intent = ev.intent
+    return not (intent is not None and intent.section != named and intent.section_p >= NAMED_SECTION_YIELDS_TO
+                and frame.section_key == intent.section)
+
+
+CUE_TABLE: tuple[Cue, ...] = (
+    Cue("attack", "instructions to the assistant, prompt requests, code",
+        "out_of_scope (attack)", "a prompt attack must never look like a question that can be clarified",
+        lambda ev, f: looks_like_instruction_attack(ev.text) or looks_like_code(ev.text),
+        lambda ev, f: _update(f, "attack", turn_type=TurnType.OUT_OF_SCOPE, out_of_scope_kind="attack")),
+    Cue("self_harm", "muốn chết, tự tử, không muốn sống, uống bao nhiêu viên thì chết …",
+        "crisis; the conversation is marked at risk", "never give quantities to someone at risk of self-harm",
+        lambda ev, f: is_self_harm(ev.text),
+        lambda ev, f: _update(f, "self_harm", turn_type=TurnType.CRISIS,
+                              patient=f.patient.model_copy(update={"crisis": True}))),
+    Cue("overdose_taken", "lỡ uống 20 viên, uống nhầm cả vỉ, đã uống quá liều …",
+        "overdose_taken, section Quá liều và xử trí", "115 first, then what the book says to do",
+        lambda ev, f: f.turn_type is not TurnType.CRISIS and is_overdose_taken(ev.text),
+        lambda ev, f: _update(f, "overdose_taken", turn_type=TurnType.OVERDOSE_TAKEN, section_key="qua_lieu_va_xu_tri")),
+    Cue("emergency", "đau ngực lan tay, khó thở, co giật, sưng môi họng, nôn ra máu, lơ mơ … happening now",
+        "emergency", "emergency signs need urgent care, not a drug",
+        lambda ev, f: f.turn_type not in (TurnType.CRISIS, TurnType.OVERDOSE_TAKEN) and (
+            is_emergency(ev.text, ev.mentions_emergency_sign)
+            or (ev.intent is not None and ev.intent.p("emergency") >= 0.6 and ev.mentions_emergency_sign)),
+        lambda ev, f: _update(f, "emergency", turn_type=TurnType.EMERGENCY, section_key=None)),
+    Cue("overdose_question", "quá liều, uống quá nhiều, ngộ độc, uống nhầm",
+        "section Quá liều và xử trí (never the dosing section)", '"quá liều" contains "liều"',
+        lambda ev, f: bool(f.drugs) and f.turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DOSING_CALC,
+                                                        TurnType.DRUG_OVERVIEW)
+        and has_phrase(ev.text, OVERDOSE_QUESTION),
+        lambda ev, f: _update(f, "overdose_question", turn_type=TurnType.DRUG_ATTRIBUTE,
+                              section_key="qua_lieu_va_xu_tri")),
+    Cue("about_assistant", "bạn là ai, bạn là chatbot gì, bạn làm được gì",
+        "smalltalk", "questions about the assistant are not about a drug",
+        lambda ev, f: not f.drugs and not f.unknown_drugs and has_phrase(ev.text, ABOUT_ASSISTANT),
+        lambda ev, f: _update(f, "about_assistant", turn_type=TurnType.SMALLTALK, section_key=None)),
+    Cue("greeting", "a greeting, thanks or goodbye of at most 8 words, nothing else",
+        "smalltalk", "a greeting needs no lookup",
+        lambda ev, f: not f.drugs and not f.unknown_drugs and named_section(ev.text) is None
+        and len(words(ev.text)) <= 8 and has_phrase(ev.text, GREETINGS)
+        and f.turn_type not in (TurnType.CRISIS, TurnType.EMERGENCY, TurnType.OVERDOSE_TAKEN),
+        lambda ev, f: _update(f, "greeting", turn_type=TurnType.SMALLTALK, section_key=None)),
+    Cue("reverse_lookup", "thuốc nào/gì trị X, bị X thì uống gì — with no drug named",
+        "condition_to_drug (or condition_relation for 'gây')", "the user asks for drugs, not about one",
+        lambda ev, f: _asks_reverse(ev, f) and f.turn_type not in (
+            TurnType.CRISIS, TurnType.EMERGENCY, TurnType.OVERDOSE_TAKEN, TurnType.OUT_OF_SCOPE, TurnType.SMALLTALK),
+        _reverse),
+    Cue("taking_then_asking", "đang dùng X thì uống Y được không; tôi đang uống nó, giờ uống Y",
+        "interaction with the taken and the asked drug", "a medicine being taken is the other half of the question",
+        _taking_then_asking, _as_interaction),
+    Cue("two_drugs_together", "two drugs of the book with với/cùng/chung/kèm/phối hợp …",
+        "interaction", "two named drugs side by side ask whether they go together",
+        _two_drugs_together,
+        lambda ev, f: _update(f, "two_drugs_together", turn_type=TurnType.INTERACTION, section_key="tuong_tac_thuoc")),
+    Cue("vague_second_drug", "one drug with 'thuốc kia / thuốc bác sĩ kê' and an interaction word",
+        "interaction that asks which other drug", "the other drug cannot be guessed",
+        _vague_second,
+        lambda ev, f: _update(f, "vague_second_drug", turn_type=TurnType.INTERACTION, section_key="tuong_tac_thuoc",
+                              needs_clarify=True, clarify_reason="unresolved_second_drug")),
+    Cue("whole_section", "toàn bộ, đầy đủ, nguyên văn, cả mục", "the whole section, not a calculation",
+        "a pharmacist asking for the whole dosing section is not asking a personal dose",
+        lambda ev, f: has_phrase(ev.text, WHOLE_SECTION) and f.section_key is not None,
+        lambda ev, f: _update(f, "whole_section", wants_section_overview=True, turn_type=TurnType.DRUG_ATTRIBUTE)),
+    Cue("section_named", "the section's own name (chống chỉ định, tác dụng phụ, liều, bảo quản …)",
+        "that section — unless the model is confident in another one",
+        "a named section is exact; the model is for phrasings that do not name it ('bị tác dụng phụ thì làm gì' "
+        "names the side effects but asks how to handle them)",
+        _section_named,
+        lambda ev, f: _update(f, "section_named", section_key=named_section(ev.text), section_candidates=[],
+                              turn_type=TurnType.DRUG_ATTRIBUTE if f.turn_type in (
+                                  TurnType.DRUG_OVERVIEW, TurnType.INTERACTION) else f.turn_type,
+                              attribute=SECTION_TITLES[named_section(ev.text) or "chi_dinh"])),
+    Cue("personal_dose", "a dose question with age, weight, who, or 'mấy viên / bao nhiêu ml'",
+        "dosing_calc (the paediatric gates apply)", "a personal dose needs the population, age and weight",
+        _personal_dose,
+        lambda ev, f: _update(f, "personal_dose", turn_type=TurnType.DOSING_CALC)),
+    Cue("vague_about_drug", "a drug and only 'thì sao / hỏi về / thế nào'",
+        "a drug question without an attribute (ask which)", "guessing a section would answer a question not asked",
+        _vague_about_drug,
+        lambda ev, f: _update(f, "vague_about_drug", turn_type=TurnType.DRUG_ATTRIBUTE, section_key=None,
+                              section_candidates=[], attribute=None)),
+)
+
+
+def apply_cues(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
+    for cue in CUE_TABLE:
+        if cue.applies(ev, frame):
+            frame = cue.effect(ev, frame)
+    return frame
+
+
+def cue_by_id(cue_id: str) -> Cue:
+    return next(cue for cue in CUE_TABLE if cue.id == cue_id)

@@ -1,0 +1,379 @@
+"""Honest drug resolution: names, aliases and brands of the book; products; names that are NOT in the book.
+
+Order, on folded word tokens (so "Paracetamol", "paracetamol" and "PARACETAMOL" meet):
+
+1. **Products** of the market lexicon (``data/understanding/products.yaml``): "Efferalgan Codein"
+   resolves to its components before "Efferalgan" alone could match paracetamol.
+2. **The book's labels** (INN, drug_id, aliases, brands), longest first, as contiguous phrases.
+3. **Other medicines** (``data/understanding/other_drugs.yaml``): a name of a real medicine that is
+   not in the book is reported by name — never replaced by a book drug that looks alike
+   (digitoxin is not digoxin). A look-alike within reach is offered as a suggestion.
+4. **Near misses** of a book name (rapidfuzz Levenshtein): one drug close enough → resolved, and
+   the reading is recorded so the answer can say "hiểu là …"; several, or only a distant one →
+   ambiguous (the user chooses). A word carrying an INN stem (-olol, -pril, -mycin …) is read as
+   a misspelling only within one edit: two INNs of a class differ by more.
+5. **Drug-like leftovers**: a word that cannot be Vietnamese, is not a word of the book, and
+   carries an INN stem or follows "thuốc/viên/uống" is an unknown medicine, named. Anything else
+   ("bartholin" in "u nang bartholin") is left for the understander to judge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from rapidfuzz.distance import Levenshtein
+
+from duocthu.config import PROJECT_ROOT
+from duocthu.text import fold, folded_words, has_diacritics, word_forms, words
+from duocthu.types import DrugEntry
+
+LEXICON_DIR = PROJECT_ROOT / "data" / "understanding"
+OTHER_DRUGS_PATH = LEXICON_DIR / "other_drugs.yaml"
+PRODUCTS_PATH = LEXICON_DIR / "products.yaml"
+
+# Onset + rhyme of a Vietnamese syllable without diacritics (a superset is fine: it only
+# decides which words are *not* candidates for drug matching).
+_VIETNAMESE_SYLLABLE_RE = re.compile(
+    r"^(ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnpqrstvx])?"
+    r"(uye|uyu|oo|oa|oe|uy|ua|uo|ie|ye|ia|ai|ao|au|ay|eo|eu|iu|oi|ui|uu|uoi|uou|ieu|yeu|oai|oay|uay|uya|[aeiouy])"
+    r"(ch|ng|nh|[cmnpt]|[iouy])?$"
+)
+# Endings (and a few beginnings) that WHO INNs of a class share.
+INN_STEM_RE = re.compile(
+    r"(olol|pril|sartan|statin|mycin|micin|cillin|cilin|conazol|conazole|azol|azole|vir|floxacin|oxacin|cyclin|"
+    r"cycline|tidin|tidine|prazol|prazole|dipin|dipine|afil|parin|xaban|gatran|gliptin|gliflozin|glifozin|glitazon|"
+    r"tinib|zumab|ximab|mumab|zepam|azepam|zolam|triptan|setron|lukast|dronat|dronate|coxib|profen|profene|fenac|"
+    r"semid|thiazid|thiazide|pamil|fibrat|fibrate|lutamid|grel|grelor|caine|cain|terol|tropium|lamid|oxetin|"
+    r"tadin|tadine|rizin|ridon|peridol|pidem|barbital|fylin|phyllin|quin|quine|triazin|mustin|platin|rubicin|"
+    r"taxel|relin|tocin|gestrel|estradiol|sone|solon|olone|nisolon|cort|ciclovir|amivir|tegravir)$"
+    r"|^(cef|ceph|sulfa|gli|gly|levo|dex)[a-z]{4,}$"
+)
+_UNIT_WORDS = frozenset(
+    ["mg", "ml", "kg", "mcg", "microgam", "gam", "lit", "tuoi", "thang", "ngay", "gio", "lan", "vien", "goi", "ong", "iu", "ui", "mmhg", "mmol"]
+)
+# Words that look like drug names but are organisms, lab values, body substances or chat words.
+_NOT_DRUGS = frozenset([
+    "covid", "virus", "corona", "helicobacter", "pylori", "candida", "herpes", "zona", "lyme", "trichomonas",
+    "cryptococcus", "zollinger", "ellison", "adr", "atc", "inn", "who", "pdf", "gout", "hello", "thanks",
+    "thank", "please", "sorry", "okay", "ignore", "previous", "instructions", "system", "prompt", "admin",
+    "password", "select", "drop", "table", "script", "alert", "python", "javascript", "function", "return",
+    "print", "console", "delete", "update", "insert", "where", "from", "bartholin", "google", "facebook",
+    "zalo", "youtube", "chatbot", "chatgpt", "iphone", "android", "creatinin", "creatinine", "cholesterol",
+    "triglycerid", "triglyceride", "glucose", "hba1c", "bilirubin", "albumin", "hemoglobin", "hematocrit",
+    "transaminase", "aptt", "egfr", "clcr", "ldl", "hdl", "tsh", "natri", "kali", "calci", "magnesi",
+    "ringer", "lactat", "dextrose", "protein", "enzym", "hormon", "estrogen", "progesteron", "testosteron",
+    "prolactin", "serotonin", "dopamin", "histamin",
+])
+_DRUG_CONTEXT_BEFORE = frozenset(["thuoc", "vien", "uong", "dung", "siro", "tiem", "xit", "boi", "nho", "ngam", "nhet", "dat"])
+_DOSE_AFTER_RE = re.compile(r"^\d+(?:[.,]\d+)?(?:mg|g|ml|mcg|iu)?$")
+TIGHT_EDITS_SHORT = 1  # words of 5–7 letters
+TIGHT_EDITS_LONG = 2  # words of 8+ letters
+LOOSE_EXTRA_EDITS = 1  # a near miss within one more edit is offered, not resolved
+
+
+def is_vietnamese_syllable(folded_word: str) -> bool:
+    return bool(_VIETNAMESE_SYLLABLE_RE.match(folded_word))
+
+
+@dataclass(frozen=True)
+class OtherDrug:
+    """A real medicine (or vitamin, supplement, herbal product) that the book does not cover."""
+
+    name: str
+    spellings: tuple[str, ...] = ()
+    kind: str = "medicine"
+    drug_class: str | None = None
+
+
+@dataclass(frozen=True)
+class ProductEntry:
+    name: str
+    spellings: tuple[str, ...]
+    components: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DrugMention:
+    drug_id: str
+    surface: str  # the words as typed
+    label: str  # the name or alias it matched
+    start: int  # token position
+    end: int
+    fuzzy: bool = False
+    via_product: str | None = None  # the product name it came from
+
+
+@dataclass(frozen=True)
+class UnknownName:
+    name: str  # as the user wrote it
+    kind: str  # medicine | vitamin | supplement | herbal | vaccine | product | unlisted
+    suggestion: str | None = None  # a book drug_id that looks alike, offered as a quick reply
+    start: int = -1
+
+
+@dataclass(frozen=True)
+class ProductMatch:
+    name: str
+    surface: str
+    covered: tuple[str, ...]  # drug_ids of the book
+    uncovered: tuple[str, ...]  # component names the book lacks
+    start: int = -1
+
+
+@dataclass(frozen=True)
+class AmbiguousMention:
+    surface: str
+    candidates: tuple[str, ...]  # drug_ids, closest first
+    start: int = -1
+
+
+@dataclass(frozen=True)
+class Resolution:
+    mentions: tuple[DrugMention, ...] = ()
+    unknown: tuple[UnknownName, ...] = ()
+    products: tuple[ProductMatch, ...] = ()
+    ambiguous: tuple[AmbiguousMention, ...] = ()
+    leftovers: tuple[tuple[int, str], ...] = ()  # drug-like words with no verdict (position, word)
+
+    @property
+    def drug_ids(self) -> list[str]:
+        return [m.drug_id for m in self.mentions]
+
+
+def load_other_drugs(path: Path = OTHER_DRUGS_PATH) -> list[OtherDrug]:
+    if not path.exists():
+        return []
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    return [
+        OtherDrug(str(e["name"]), tuple(str(s) for s in e.get("spellings") or ()), str(e.get("kind", "medicine")),
+                  e.get("class"))
+        for e in entries
+    ]
+
+
+def load_products(path: Path = PRODUCTS_PATH) -> list[ProductEntry]:
+    if not path.exists():
+        return []
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    return [
+        ProductEntry(str(e["name"]), tuple(str(s) for s in e.get("spellings") or ()),
+                     tuple(str(c) for c in e.get("components") or ()))
+        for e in entries
+    ]
+
+
+@dataclass
+class _Label:
+    tokens: tuple[str, ...]  # folded
+    target: str  # drug_id, product name or other-drug name
+    label: str
+    kind: str  # "book" | "product" | "other"
+
+    @property
+    def raw(self) -> tuple[str, ...]:
+        return tuple(words(self.label))
+
+
+@dataclass
+class DrugResolver:
+    """Finds the book's drugs in a turn, and says honestly what it could not find."""
+
+    catalogue_entries: Sequence[DrugEntry]
+    known_words: Iterable[str] = ()
+    other_drugs: Sequence[OtherDrug] | None = None
+    products: Sequence[ProductEntry] | None = None
+    catalogue: dict[str, DrugEntry] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.catalogue = {entry.drug_id: entry for entry in self.catalogue_entries}
+        others = list(load_other_drugs() if self.other_drugs is None else self.other_drugs)
+        products = list(load_products() if self.products is None else self.products)
+        book_keys: set[tuple[str, ...]] = set()
+        labels: list[_Label] = []
+        for entry in self.catalogue_entries:
+            for label in {entry.display_name, entry.drug_id.replace("_", " "), *entry.aliases}:
+                tokens = tuple(folded_words(label))
+                if tokens:
+                    labels.append(_Label(tokens, entry.drug_id, label, "book"))
+                    book_keys.add(tokens)
+        self._book_label_of = {label.tokens: label for label in labels}
+        self._products = {p.name: p for p in products}
+        for product in products:
+            for label in (product.name, *product.spellings):
+                tokens = tuple(folded_words(label))
+                if tokens and tokens not in book_keys:
+                    labels.append(_Label(tokens, product.name, label, "product"))
+        self._others = {o.name: o for o in others}
+        for other in others:
+            for label in (other.name, *other.spellings):
+                tokens = tuple(folded_words(label))
+                if tokens and tokens not in book_keys:
+                    labels.append(_Label(tokens, other.name, label, "other"))
+        rank = {"product": 0, "book": 1, "other": 2}
+        labels.sort(key=lambda item: (-len(item.tokens), rank[item.kind], -len("".join(item.tokens))))
+        self._labels = labels
+        self._by_first_word: dict[str, list[int]] = {}
+        for index, item in enumerate(labels):
+            self._by_first_word.setdefault(item.tokens[0], []).append(index)
+        self._single_word_book = {
+            item.tokens[0]: item for item in labels if item.kind == "book" and len(item.tokens) == 1
+            and len(item.tokens[0]) >= 5
+        }
+        name_tokens = {t for item in labels for t in item.tokens}
+        self._known_words = ({w for text in self.known_words for w in folded_words(text)} - name_tokens) | _NOT_DRUGS
+
+    # -- the catalogue -------------------------------------------------------------------------
+    def display_name(self, drug_id: str) -> str:
+        entry = self.catalogue.get(drug_id)
+        return entry.display_name if entry else drug_id
+
+    def names_of(self, drug_id: str) -> list[str]:
+        entry = self.catalogue.get(drug_id)
+        return [entry.display_name, *entry.aliases] if entry else [drug_id]
+
+    def other_drug_terms(self, names: Sequence[str]) -> list[str]:
+        """Every way the book may name these medicines that are not in it: name, spellings, class."""
+        terms: list[str] = []
+        by_folded = {fold(o.name): o for o in self._others.values()}
+        for spelling_owner in self._others.values():
+            for spelling in spelling_owner.spellings:
+                by_folded.setdefault(fold(spelling), spelling_owner)
+        for name in names:
+            terms.append(name)
+            other = by_folded.get(fold(name))
+            if other is not None:
+                terms += [other.name, *other.spellings]
+        return list(dict.fromkeys(t for t in terms if t.strip()))
+
+    def book_drug_for(self, name: str) -> str | None:
+        """The drug_id a component or medicine name denotes in the book, if it is there."""
+        label = self._book_label_of.get(tuple(folded_words(name)))
+        return label.target if label else None
+
+    # -- resolution ----------------------------------------------------------------------------
+    def find(self, text: str) -> tuple[list[DrugMention], list[str]]:
+        """Drug mentions in order of appearance (each drug once), and names not in the book."""
+        resolution = self.resolve(text)
+        unknown = [u.name for u in resolution.unknown]
+        unknown += [name for p in resolution.products for name in p.uncovered if name not in unknown]
+        return list(resolution.mentions), unknown
+
+    def resolve(self, text: str) -> Resolution:
+        raw_forms, folded_forms, accented = word_forms(text)
+        raw, tokens = list(raw_forms), list(folded_forms)
+        taken = [False] * len(tokens)
+        mentions: list[DrugMention] = []
+        unknown: list[UnknownName] = []
+        products: list[ProductMatch] = []
+        present = set(tokens)
+        candidates = sorted(i for token in present for i in self._by_first_word.get(token, ()))
+        for item in (self._labels[i] for i in candidates):
+            n = len(item.tokens)
+            for start in range(len(tokens) - n + 1):
+                if any(taken[start : start + n]) or tuple(tokens[start : start + n]) != item.tokens:
+                    continue
+                if not all(not accented[start + i] or raw[start + i] == item.raw[i] for i in range(n)):
+                    continue  # typed with other diacritics: "sát" is not "sắt"
+                if item.kind != "book" and n == 1 and is_vietnamese_syllable(item.tokens[0]) \
+                        and raw[start] != item.raw[0]:
+                    continue  # a one-syllable name ("sắt", "kẽm") must be typed as written: "kem" is not "kẽm"
+                surface = " ".join(raw[start : start + n])
+                for i in range(start, start + n):
+                    taken[i] = True
+                if item.kind == "book":
+                    mentions.append(DrugMention(item.target, surface, item.label, start, start + n))
+                elif item.kind == "product":
+                    match = self._product_match(self._products[item.target], surface, start)
+                    products.append(match)
+                    mentions += [DrugMention(d, surface, item.label, start, start + n, via_product=match.name)
+                                 for d in match.covered]
+                else:
+                    other = self._others[item.target]
+                    unknown.append(UnknownName(surface, other.kind, self._suggest(tokens[start]), start))
+        ambiguous: list[AmbiguousMention] = []
+        leftovers: list[tuple[int, str]] = []
+        for i, token in enumerate(tokens):
+            if taken[i] or not self._drug_like(token, raw[i]):
+                continue
+            if token in self._known_words and not (INN_STEM_RE.search(token) or self._in_drug_context(tokens, i)):
+                continue  # a word of the book's own text, with nothing that marks it as a medicine
+            close, near = self._near_misses(token)
+            if len(close) == 1 and not (INN_STEM_RE.search(token) and close[0][2] > 1):
+                drug_id, label, _ = close[0]
+                mentions.append(DrugMention(drug_id, raw[i], label, i, i + 1, fuzzy=True))
+            elif close or near:
+                ambiguous.append(AmbiguousMention(raw[i], tuple(d for d, _, _ in close + near), i))
+            elif INN_STEM_RE.search(token) or self._in_drug_context(tokens, i):
+                unknown.append(UnknownName(raw[i], "unlisted", None, i))
+            else:
+                leftovers.append((i, raw[i]))
+                continue
+            taken[i] = True
+        mentions.sort(key=lambda m: m.start)
+        unique: list[DrugMention] = []
+        for mention in mentions:
+            if all(m.drug_id != mention.drug_id for m in unique):
+                unique.append(mention)
+        return Resolution(
+            tuple(unique), tuple(_dedupe_unknown(unknown)), tuple(products), tuple(ambiguous), tuple(leftovers)
+        )
+
+    def _product_match(self, product: ProductEntry, surface: str, start: int) -> ProductMatch:
+        covered: list[str] = []
+        uncovered: list[str] = []
+        for component in product.components:
+            drug_id = self.book_drug_for(component)
+            if drug_id is not None:
+                covered.append(drug_id)
+            else:
+                uncovered.append(component)
+        return ProductMatch(product.name, surface, tuple(dict.fromkeys(covered)), tuple(uncovered), start)
+
+    def _drug_like(self, token: str, raw_word: str) -> bool:
+        if len(token) < 5 or not token.isalpha() or token in _UNIT_WORDS or token in _NOT_DRUGS:
+            return False
+        if has_diacritics(raw_word):
+            return False  # typed with Vietnamese diacritics: an ordinary word
+        return not is_vietnamese_syllable(token)
+
+    def _near_misses(self, token: str) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]]]:
+        """(close, near): book drugs within the resolving distance, and within one more edit."""
+        tight = TIGHT_EDITS_SHORT if len(token) <= 7 else TIGHT_EDITS_LONG
+        loose = tight + LOOSE_EXTRA_EDITS
+        best: dict[str, tuple[str, str, int]] = {}
+        for name, item in self._single_word_book.items():
+            distance = Levenshtein.distance(token, name, score_cutoff=loose)
+            if distance <= loose and (item.target not in best or distance < best[item.target][2]):
+                best[item.target] = (item.target, item.label, distance)
+        ranked = sorted(best.values(), key=lambda c: (c[2], c[0]))
+        close = [c for c in ranked if c[2] <= tight]
+        near = [c for c in ranked if tight < c[2] <= loose]
+        if len(close) > 1 and close[0][2] < close[1][2]:
+            close = close[:1]  # one clearly closer than the rest
+        return close, near
+
+    def _suggest(self, token: str) -> str | None:
+        """A book drug that looks like an unknown name (for "Có phải bạn hỏi về …?")."""
+        close, near = self._near_misses(token)
+        found = close or near
+        return found[0][0] if found else None
+
+    def _in_drug_context(self, tokens: Sequence[str], i: int) -> bool:
+        before = tokens[i - 1] if i > 0 else ""
+        after = tokens[i + 1] if i + 1 < len(tokens) else ""
+        return before in _DRUG_CONTEXT_BEFORE or bool(_DOSE_AFTER_RE.match(after))
+
+
+def _dedupe_unknown(unknown: list[UnknownName]) -> list[UnknownName]:
+    seen: set[str] = set()
+    kept = []
+    for item in sorted(unknown, key=lambda u: u.start):
+        key = fold(item.name)
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept

@@ -1,0 +1,65 @@
+"""TurnEvidence: everything read off one turn before it is turned into a frame.
+
+Entities (drugs, names not in the book, products, conditions, patient facts), the intent model's
+prediction and the words left over once those are taken out. Cues and carry-over rules read it;
+it is computed once per turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from duocthu.text import content_words, fold, phrase_set, words
+from duocthu.understanding.conditions import ConditionMention
+from duocthu.understanding.drugs import Resolution
+from duocthu.understanding.intent import IntentPrediction
+from duocthu.understanding.patient import TurnFacts
+from duocthu.understanding.signals import EMERGENCY_SIGNS
+
+# Words that carry no attribute of their own in a drug question ("cho tôi hỏi về ibuprofen với").
+SCAFFOLDING = (
+    "còn", "thì sao", "thế còn", "vậy còn", "còn với", "là thuốc gì", "là gì", "thông tin về", "giới thiệu",
+    "tổng quan", "cho biết về", "tìm hiểu về", "nói về", "hỏi về", "hỏi chút về", "muốn hỏi", "cho hỏi",
+    "hỏi thăm về", "hỏi một chút về", "thắc mắc về", "xin hỏi", "về", "thuốc", "hỏi", "biết", "muốn", "chút",
+    "một chút", "với", "thế nào", "như thế nào", "ra sao", "sao", "ạ", "nhé", "nha", "vậy", "ơi", "bạn", "ok",
+    "không", "ko", "k", "gì", "có", "được", "đc", "dc",
+)
+
+
+@dataclass(frozen=True)
+class TurnEvidence:
+    text: str
+    resolution: Resolution
+    facts: TurnFacts
+    conditions: tuple[ConditionMention, ...] = ()
+    intent: IntentPrediction | None = None
+
+    @cached_property
+    def residual_words(self) -> list[str]:
+        """Content words left after removing drug and product names and question scaffolding."""
+        raw = words(self.text)
+        drop = [False] * len(raw)
+        for start, end in [(m.start, m.end) for m in self.resolution.mentions] + [
+            (u.start, u.start + len(words(u.name))) for u in self.resolution.unknown
+        ]:
+            for i in range(max(0, start), min(len(raw), end)):
+                drop[i] = True
+        folded = [fold(w) for w in raw]
+        for phrase in SCAFFOLDING:
+            target = [fold(w) for w in words(phrase)]
+            n = len(target)
+            for start in range(len(raw) - n + 1):
+                if folded[start : start + n] == target:
+                    for i in range(start, start + n):
+                        drop[i] = True
+        return [w for w, d in zip(raw, drop, strict=True) if not d and content_words(w)]
+
+    @cached_property
+    def mentions_emergency_sign(self) -> bool:
+        """An emergency sign that is not part of a condition the patient has ("hội chứng ngừng thở khi ngủ")."""
+        spans = [(m.start, m.end) for m in self.conditions]
+        return any(
+            not any(cs <= start and end <= ce and ce - cs > end - start for cs, ce in spans)
+            for start, end, _phrase in phrase_set(EMERGENCY_SIGNS).find(self.text)
+        )

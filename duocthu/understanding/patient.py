@@ -1,0 +1,166 @@
+"""Facts about the patient stated in one turn: who, how old and heavy, pregnant or breastfeeding,
+which conditions, which medicines are being taken.
+
+The conversation's facts are these accumulated over every turn (see ``carryover.py``). The
+medicines being taken are the ones in the clause of a "đang uống/đang dùng …" cue, so in "Đang
+dùng isosorbid dinitrat thì uống sildenafil được không?" isosorbid is taken and sildenafil asked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from duocthu.text import fold, normalize, words
+from duocthu.understanding.conditions import ConditionLexicon
+from duocthu.understanding.drugs import Resolution
+from duocthu.understanding.frame import Population
+from duocthu.understanding.quantities import (
+    Age,
+    parse_age,
+    parse_renal_clearance,
+    parse_trimester,
+    parse_weight,
+)
+from duocthu.understanding.scope import has_phrase
+
+PEDIATRIC_WORDS = (
+    "bé", "em bé", "trẻ", "trẻ em", "trẻ nhỏ", "con tôi", "con mình", "con em", "cháu", "con gái",
+    "con trai", "sơ sinh", "nhũ nhi", "bé nhà", "con nhỏ", "đứa bé", "con của tôi", "em bé nhà", "bé con",
+)
+STRONG_ADULT_WORDS = ("người lớn", "vợ tôi", "chồng tôi", "bố tôi", "mẹ tôi", "anh tôi", "chị tôi", "người trưởng thành")
+ADULT_WORDS = (*STRONG_ADULT_WORDS, "tôi", "mình", "em nặng")  # "tôi" is weak: a parent says it too
+ELDERLY_WORDS = ("người già", "người cao tuổi", "cao tuổi", "ông", "bà nội", "bà ngoại", "ông bà", "cụ")
+ROUTE_WORDS = {
+    "uống": ("uống", "đường uống", "viên uống", "siro", "si rô"),
+    "tiêm": ("tiêm", "tiêm tĩnh mạch", "tiêm bắp", "truyền", "truyền tĩnh mạch"),
+    "đặt trực tràng": ("đặt hậu môn", "đặt trực tràng", "viên đạn", "nhét hậu môn"),
+    "dùng ngoài": ("bôi", "thoa", "dùng ngoài"),
+}
+PREGNANCY_WORDS = (
+    "có thai", "mang thai", "bầu", "có bầu", "mang bầu", "bà bầu", "phụ nữ có thai", "đang mang thai",
+    "thai kỳ", "đang bầu", "thai phụ", "sản phụ", "đang có em bé",
+)
+NOT_PREGNANT_WORDS = ("không có thai", "chưa có thai", "không mang thai", "không bầu", "chưa bầu")
+BREASTFEEDING_WORDS = ("cho con bú", "cho bú", "đang cho bú", "nuôi con bằng sữa mẹ", "đang cho bé bú", "cho em bé bú")
+CURRENT_MEDICATION_CUES = (
+    "đang uống", "đang dùng", "đang điều trị bằng", "đang sử dụng", "hiện uống", "hiện dùng", "hiện đang uống",
+    "vẫn uống", "vẫn dùng", "đang xài", "uống hằng ngày", "uống hàng ngày", "dùng hằng ngày", "dùng hàng ngày",
+    "đang được kê", "bác sĩ kê", "được bác sĩ kê", "đang tiêm", "đang điều trị", "khi đang dùng", "khi đang uống",
+    "trong khi đang dùng", "đang phải dùng", "đang phải uống", "uống thường xuyên", "dùng thường xuyên",
+)
+PRONOUN_DRUG_REFERENCES = ("nó", "thuốc này", "thuốc đó", "thuốc trên", "thuốc vừa rồi", "thuốc ấy", "thuốc kia")
+_CLAUSE_WORDS = frozenset(fold(w) for w in ("thì", "mà", "nhưng", "giờ", "nay", "liệu", "muốn", "giờ đây"))
+_SECOND_ACTION_WORDS = frozenset(fold(w) for w in ("uống", "dùng", "xài", "tiêm", "thêm", "được", "kèm"))
+_PIECE_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class TurnFacts:
+    """Patient facts stated in one turn (``None``: not said)."""
+
+    age: Age | None = None
+    weight_kg: float | None = None
+    population: Population | None = None
+    states_population: bool = False  # said who the patient is (not just "tôi", which a parent says too)
+    route: str | None = None
+    pregnant: bool | None = None
+    trimester: int | None = None
+    breastfeeding: bool | None = None
+    conditions: tuple[str, ...] = ()  # condition labels
+    current_medications: tuple[str, ...] = ()  # drug_ids being taken
+    other_medications: tuple[str, ...] = ()  # names not in the book being taken
+    current_pronoun: bool = False  # "tôi đang uống nó": the medicine taken is the conversation's drug
+    renal_clearance_ml_min: float | None = None
+
+
+def clause_of_tokens(text: str) -> list[int]:
+    """For each word token of ``words(text)``, the index of the clause it belongs to.
+
+    Clauses end at punctuation and at linking words ("thì", "mà", "nhưng", "giờ" …).
+    """
+    clause = 0
+    ids: list[int] = []
+    for piece in _PIECE_RE.findall(normalize(text).lower()):
+        if not (piece[0].isalnum() or piece[0] == "_"):
+            if piece in ",.;?!:":
+                clause += 1
+            continue
+        if fold(piece) in _CLAUSE_WORDS:
+            clause += 1
+        ids.append(clause)
+    return ids
+
+
+def population_of(text: str, age_years: float | None) -> Population | None:
+    if age_years is not None:
+        if age_years < 18:
+            return Population.PEDIATRIC
+        return Population.ELDERLY if age_years >= 65 else Population.ADULT
+    if has_phrase(text, PEDIATRIC_WORDS):
+        return Population.PEDIATRIC
+    if has_phrase(text, ELDERLY_WORDS):
+        return Population.ELDERLY
+    if has_phrase(text, ADULT_WORDS):
+        return Population.ADULT
+    return None
+
+
+def _taken_positions(text: str) -> tuple[set[int], bool]:
+    """Token positions inside a "đang uống …" span, and whether a pronoun ("nó") sits in one."""
+    tokens = words(text)
+    folded = [fold(t) for t in tokens]
+    clauses = clause_of_tokens(text)
+    positions: set[int] = set()
+    pronoun = False
+    for cue in CURRENT_MEDICATION_CUES:
+        cue_words = [fold(w) for w in words(cue)]
+        n = len(cue_words)
+        for start in range(len(tokens) - n + 1):
+            if folded[start : start + n] != cue_words or not _accent_ok(tokens[start : start + n], words(cue)):
+                continue
+            end = start + n
+            clause = clauses[start] if start < len(clauses) else -1
+            seen_content = False
+            while end < len(tokens) and clauses[end] == clause:
+                if seen_content and folded[end] in _SECOND_ACTION_WORDS:
+                    break
+                positions.add(end)
+                seen_content = True
+                end += 1
+            span = " ".join(tokens[start + n : end])
+            if has_phrase(span, PRONOUN_DRUG_REFERENCES):
+                pronoun = True
+    return positions, pronoun
+
+
+def _accent_ok(typed: list[str], cue: list[str]) -> bool:
+    from duocthu.text import token_matches
+
+    return all(token_matches(t, c) for t, c in zip(typed, cue, strict=True))
+
+
+def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) -> TurnFacts:
+    """The facts one turn states about the patient."""
+    age = parse_age(text)
+    population = population_of(text, age.years if age else None)
+    states_population = age is not None or has_phrase(text, (*STRONG_ADULT_WORDS, *PEDIATRIC_WORDS, *ELDERLY_WORDS))
+    route = next((name for name, cues in ROUTE_WORDS.items() if has_phrase(text, cues)), None)
+    pregnant: bool | None = None
+    trimester = parse_trimester(text)
+    if has_phrase(text, NOT_PREGNANT_WORDS):
+        pregnant, trimester = False, None
+    elif has_phrase(text, PREGNANCY_WORDS) or trimester is not None:
+        pregnant = True
+    breastfeeding = True if has_phrase(text, BREASTFEEDING_WORDS) else None
+    taken, pronoun = _taken_positions(text)
+    current = tuple(dict.fromkeys(m.drug_id for m in resolution.mentions if m.start in taken))
+    others = tuple(dict.fromkeys(u.name for u in resolution.unknown if u.start in taken))
+    others += tuple(n for p in resolution.products if p.start in taken for n in p.uncovered if n not in others)
+    conditions = tuple(m.condition.label for m in lexicon.find(text) if m.condition.patient_condition)
+    return TurnFacts(
+        age=age, weight_kg=parse_weight(text), population=population, states_population=states_population,
+        route=route, pregnant=pregnant, trimester=trimester, breastfeeding=breastfeeding, conditions=conditions,
+        current_medications=current, other_medications=others, current_pronoun=pronoun,
+        renal_clearance_ml_min=parse_renal_clearance(text),
+    )

@@ -1,0 +1,50 @@
+"""From the frame's patient facts to the safety screen's profile: the phrases the book may use for each.
+
+A condition brings its forms from the lexicon (and those of its severe forms, so "suy thận" is
+shown "suy thận nặng" sentences without being declared contraindicated by them); a medicine being
+taken brings its names, brands and pharmacological classes ("thuốc chống đông" for warfarin).
+"""
+
+from __future__ import annotations
+
+from duocthu.drug_classes import class_names
+from duocthu.retrieval.safety import ConditionTerm, MedicationTerm, PatientProfile
+from duocthu.understanding.conditions import ConditionLexicon
+from duocthu.understanding.drugs import DrugResolver
+from duocthu.understanding.frame import Population, QueryFrame
+
+SEVERE_RENAL = "suy thận nặng"
+
+
+def medication_term(drug_id: str, resolver: DrugResolver) -> MedicationTerm:
+    entry = resolver.catalogue.get(drug_id)
+    names = resolver.names_of(drug_id) + (class_names(entry.atc_codes) if entry else [])
+    return MedicationTerm(resolver.display_name(drug_id), tuple(dict.fromkeys(names)), drug_id)
+
+
+def condition_term(label: str, lexicon: ConditionLexicon) -> ConditionTerm:
+    condition = lexicon.get(label)
+    if condition is None:
+        return ConditionTerm(label, (label,))
+    narrower = tuple(form for c in lexicon.narrower_of(condition) for form in c.forms)
+    return ConditionTerm(label, condition.forms, narrower, severe=condition.broader is not None,
+                         clearance_below=condition.clearance_below)
+
+
+def patient_profile(frame: QueryFrame, lexicon: ConditionLexicon, resolver: DrugResolver) -> PatientProfile:
+    patient = frame.patient
+    labels = list(patient.conditions)
+    clearance = patient.renal_clearance_ml_min
+    severe_renal = lexicon.get(SEVERE_RENAL)
+    if clearance is not None and severe_renal is not None and severe_renal.clearance_below is not None \
+            and clearance < severe_renal.clearance_below and SEVERE_RENAL not in labels:
+        labels.append(SEVERE_RENAL)
+    medications = [medication_term(d, resolver) for d in patient.current_medications]
+    medications += [MedicationTerm(name, (name,)) for name in patient.other_medications]
+    return PatientProfile(
+        age_years=frame.age_years, age_text=frame.age_text,
+        pediatric=frame.population is Population.PEDIATRIC, elderly=frame.population is Population.ELDERLY,
+        pregnant=patient.pregnant, trimester=patient.trimester, breastfeeding=patient.breastfeeding,
+        conditions=tuple(condition_term(label, lexicon) for label in dict.fromkeys(labels)),
+        medications=tuple(medications), renal_clearance_ml_min=clearance,
+    )

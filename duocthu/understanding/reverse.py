@@ -1,0 +1,151 @@
+"""Reverse lookup questions: which condition is asked, and which are the patient's own.
+
+"Thuốc nào trị đau răng cho người bị loét dạ dày?" asks for drugs indicated for *đau răng*; the
+patient has *loét dạ dày*. The question is cut into clauses; the clause with the treatment cue
+holds the condition, question scaffolding and drug names are stripped from it, and conditions
+named after a patient marker ("cho người", "ở người", "mà bị") or in another clause are the
+patient's. Shared by every understander.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from duocthu.text import find_phrase, fold, folded_words, normalize, token_matches, words
+from duocthu.understanding.patient import (
+    BREASTFEEDING_WORDS,
+    CURRENT_MEDICATION_CUES,
+    PREGNANCY_WORDS,
+)
+from duocthu.understanding.scope import has_phrase
+
+SYMPTOM_HEADS = (
+    "đau", "sốt", "ho", "ngứa", "buồn nôn", "nôn", "tiêu chảy", "mất ngủ", "chóng mặt", "sổ mũi",
+    "nghẹt mũi", "khó thở", "mẩn", "phát ban", "táo bón", "ợ chua", "ợ nóng", "lo âu",
+)
+
+AMBIGUOUS_CONDITIONS = frozenset(
+    fold(c) for c in ("đau", "viêm", "nhiễm khuẩn", "nhiễm trùng", "bệnh", "ung thư", "nhiễm nấm", "dị ứng",
+                      "đau nhức", "nhiễm virus", "bệnh tim", "khó chịu", "mệt", "mệt mỏi", "không khỏe", "ốm")
+)
+
+REVERSE_FILLER = (
+    "thuốc nào", "thuốc gì", "những thuốc nào", "các thuốc nào", "loại thuốc nào", "nhóm thuốc nào",
+    "dùng gì", "uống gì", "nên uống gì", "nên dùng gì", "trị bằng gì", "chữa bằng gì", "thuốc để trị",
+    "thuốc chữa", "thuốc trị", "thuốc điều trị", "có thuốc nào", "thuốc dành cho", "dùng để", "dùng cho",
+    "điều trị", "chữa", "trị", "cho", "bị", "người bị", "tôi bị", "em bị", "mình bị", "bé bị", "con bị",
+    "người", "bệnh nhân", "có", "được", "chỉ định", "có chỉ định", "được chỉ định", "nên", "dùng",
+    "uống", "thuốc", "không", "ạ", "vậy", "thì", "khi", "là", "những", "các", "nào", "gì", "loại",
+    "mà", "để", "hỏi", "cho hỏi", "xin hỏi", "tư vấn", "giúp", "tôi", "em", "mình", "hiện", "đang", "nhóm",
+    "gây", "gây ra", "làm tăng", "chống chỉ định", "thận trọng", "với", "trong", "và", "của", "thể",
+    "mấy", "triệu chứng", "nhiều", "một số", "khi", "nên uống thuốc nào", "thuốc nào tốt",
+    "bà bầu", "phụ nữ", "bà mẹ", "người lớn", "trẻ em", "bé", "con tôi", "cần", "hay", "tốt", "nhất", "ạ", "nhé",
+    "kháng sinh nào", "kháng sinh gì", "loại kháng sinh nào", "kháng sinh", "được", "đc", "dc",
+)
+
+
+_CLAUSE_SPLIT_RE = re.compile(r"[,.;?!]|\bthì\b|\bmà\b|\bnhưng\b", re.IGNORECASE)
+_TREATMENT_CUES = ("trị", "điều trị", "chữa", "dùng cho", "thuốc nào", "thuốc gì", "uống gì", "dùng gì")
+
+
+def extract_condition(
+    text: str, drug_spans: Callable[[str], list[tuple[int, int]]], comorbidities_in: Callable[[str], list[str]]
+) -> tuple[str | None, list[str]]:
+    """The condition a reverse-lookup question asks about, and the patient's other conditions.
+
+    The question is cut into clauses; the clause with the treatment cue ("thuốc nào trị …")
+    holds the condition, comorbidities named elsewhere ("người bị suy thận thì …") or after
+    it ("… cho người suy thận") become patient context.
+    """
+    clauses = [c.strip() for c in _CLAUSE_SPLIT_RE.split(normalize(text)) if c.strip()]
+    if not clauses:
+        return None, []
+    main = next((c for c in clauses if has_phrase(c, _TREATMENT_CUES)), clauses[-1])
+    others = [c for c in clauses if c != main and not has_phrase(c, CURRENT_MEDICATION_CUES)]
+    comorbidities: list[str] = []
+    head, patient_part = _split_at_patient_marker(main)
+    head, taking_part = _split_after_taking(head)
+    if taking_part:
+        comorbidities += comorbidities_in(taking_part)
+    if patient_part:
+        comorbidities += comorbidities_in(patient_part)
+    condition = _strip_scaffolding(head, drug_spans)
+    if condition is None:
+        # "… bị đau đầu thì uống thuốc gì?": the condition sits in another clause.
+        for clause in others:
+            condition = _strip_scaffolding(_split_at_patient_marker(clause)[0], drug_spans)
+            if condition:
+                others = [c for c in others if c != clause]
+                break
+    if condition is not None and fold(condition) in _NOT_A_CONDITION:
+        condition = None
+    comorbidities += [c for o in others for c in comorbidities_in(o)]
+    comorbidities = [c for c in dict.fromkeys(comorbidities)
+                     if not any(c != o and fold(c) in fold(o) for o in comorbidities)]
+    return condition, comorbidities
+
+
+_NOT_A_CONDITION = frozenset(fold(w) for w in ("bệnh", "bệnh tật", "triệu chứng", "chứng", "bệnh lý", "tình trạng"))
+_PATIENT_MARKERS = ("cho người", "ở người", "cho bệnh nhân", "ở bệnh nhân", "cho người bệnh", "ở người bệnh",
+                    "người có", "người đang bị", "mà bị")
+
+
+def _split_at_patient_marker(clause: str) -> tuple[str, str]:
+    """("trị đau đầu", "người tăng huyết áp") from "trị đau đầu cho người tăng huyết áp"."""
+    raw = words(clause)
+    folded = [fold(w) for w in raw]
+    positions = [find_phrase(folded, folded_words(m)) for m in _PATIENT_MARKERS]
+    positions = [pos for pos in positions if pos > 0]
+    if not positions:
+        return clause, ""
+    cut = min(positions)
+    return " ".join(raw[:cut]), " ".join(raw[cut:])
+
+
+def _split_after_taking(clause: str) -> tuple[str, str]:
+    """("trào ngược dạ dày", "Người đang điều trị HIV bằng nelfinavir") from "Người đang điều trị HIV bằng
+    nelfinavir bị trào ngược dạ dày": after a medicine being taken, the condition asked follows "bị"."""
+    raw = words(clause)
+    folded = [fold(w) for w in raw]
+    if not has_phrase(clause, CURRENT_MEDICATION_CUES) or "bi" not in folded[1:]:
+        return clause, ""
+    cut = len(folded) - 1 - folded[::-1].index("bi")
+    return " ".join(raw[cut + 1 :]), " ".join(raw[:cut])
+
+
+def _strip_scaffolding(text: str, drug_spans: Callable[[str], list[tuple[int, int]]]) -> str | None:
+    """Remove question scaffolding, drug names and patient cues; what remains names the condition.
+
+    Accent-aware: the filler "mấy" does not remove "mày" (as in "mày đay").
+    """
+    raw = words(text)
+    drop = [False] * len(raw)
+
+    def mark(phrase: str) -> None:
+        target = words(phrase)
+        n = len(target)
+        for start in range(len(raw) - n + 1):
+            if not any(drop[start : start + n]) and all(
+                token_matches(raw[start + i], target[i]) for i in range(n)
+            ):
+                for i in range(start, start + n):
+                    drop[i] = True
+
+    for phrase in sorted(set(REVERSE_FILLER), key=lambda f: len(words(f)), reverse=True):
+        mark(phrase)
+    for phrase in (*CURRENT_MEDICATION_CUES, *PREGNANCY_WORDS, *BREASTFEEDING_WORDS):
+        mark(phrase)
+    for start, end in drug_spans(text):
+        for i in range(start, end):
+            drop[i] = True
+    kept = [w for w, d in zip(raw, drop, strict=True) if not d and not w.isdigit()]
+    return " ".join(kept).strip() or None
+
+
+def is_symptom(condition: str) -> bool:
+    return any(fold(condition).startswith(fold(head)) for head in SYMPTOM_HEADS)
+
+
+def is_ambiguous_condition(condition: str | None) -> bool:
+    return condition is not None and fold(condition) in AMBIGUOUS_CONDITIONS

@@ -1,0 +1,103 @@
+"""Crisis, overdose and emergency signals: phrase tables matched on whole words, with or without diacritics.
+
+They are the cue table's first rows (``cues.py``): safety overrides that do not wait for the intent
+model. Precision matters as much as recall — "thuốc X có gây khó thở không?" asks about a side
+effect; "tôi đang khó thở quá" is an emergency — so an emergency sign counts only when the turn
+describes someone now, and not when it asks what a drug does.
+"""
+
+from __future__ import annotations
+
+from duocthu.understanding.quantities import count_taken
+from duocthu.understanding.scope import has_phrase
+
+SELF_HARM_PHRASES = (
+    "muốn chết", "muốn tự tử", "tự tử", "tự sát", "không muốn sống", "không muốn sống nữa", "chán sống",
+    "không thiết sống", "chẳng thiết sống", "kết thúc cuộc đời", "kết thúc cuộc sống", "kết liễu", "chấm dứt tất cả",
+    "chấm dứt cuộc sống", "tự làm hại", "tự hại", "rạch tay", "cắt tay", "nhảy lầu", "treo cổ", "uống thuốc tự tử",
+    "uống cho chết", "chết cho xong", "chết quách", "chết đi cho rồi", "thì chết", "để chết", "sẽ chết", "cho chết",
+    "liều gây chết", "liều chết người", "liều tử vong", "gây tử vong", "ngủ luôn không dậy", "ngủ mãi không dậy",
+    "ngủ một giấc không dậy", "đi luôn cho xong", "ra đi mãi mãi", "không còn muốn sống", "sống không nổi nữa",
+    "muốn biến mất", "giải thoát bản thân", "tìm đến cái chết", "nghĩ đến cái chết", "nghĩ tới cái chết",
+    "suicide", "kill myself", "end my life",
+    "want to die", "overdose on purpose", "cố tình uống quá liều", "uống hết cả lọ", "uống cả lọ cho",
+)
+# "thì chết", "để chết" only count with a quantity question or a first-person wish (see is_self_harm).
+_WEAK_SELF_HARM = ("thì chết", "để chết", "sẽ chết", "cho chết", "liều gây chết", "liều chết người", "liều tử vong",
+                   "gây tử vong")
+_QUANTITY_WORDS = ("bao nhiêu", "mấy viên", "mấy vỉ", "bao nhiêu viên", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nhiêu")
+_DRUG_FACT_QUESTIONS = ("có gây", "có làm", "tác dụng phụ", "tác dụng không mong muốn", "có bị", "dễ bị", "nguy cơ",
+                        "thuốc nào gây", "thuốc gì gây", "có thể gây", "cảnh báo")
+# "ý nghĩ tự sát" as an adverse effect asked about a drug, not said about oneself.
+_ADVERSE_EFFECT_FRAMES = ("ý nghĩ tự sát", "hành vi tự sát", "nguy cơ tự sát", "xu hướng tự sát", "ý định tự sát",
+                          "ý nghĩ tự tử", "hành vi tự tử", "nguy cơ tự tử")
+_FIRST_PERSON = ("tôi", "mình", "tao", "em", "tớ", "con muốn", "cháu muốn")
+
+OVERDOSE_TAKEN_PHRASES = (
+    "lỡ uống", "uống nhầm", "nuốt nhầm", "uống lộn", "uống quá liều rồi", "đã uống quá liều", "vừa uống quá liều",
+    "uống cả vỉ", "uống hết vỉ", "uống cả lọ", "uống hết lọ", "uống hết cả", "nuốt cả", "ăn nhầm", "cắn vỡ",
+    "uống gấp đôi", "uống gấp ba", "uống dồn", "uống quá nhiều rồi",
+    "lỡ cho uống", "lỡ tay cho", "cho uống nhầm", "bé nuốt", "con nuốt", "cháu nuốt", "trẻ nuốt",
+    "nuốt mấy viên", "nuốt phải", "uống phải", "nhai mất", "uống mất", "ăn mất", "chục viên", "cả nắm",
+    "uống quá nhiều bị", "uống nhiều quá bị", "uống quá liều bị", "uống quá liều rồi", "xịt quá nhiều bị",
+    "xit qua nhieu bi",
+)
+_TAKEN_MARKERS = ("đã", "vừa", "rồi", "lỡ", "nhầm", "lộn", "mới uống", "vừa uống", "lúc nãy", "hồi nãy", "sáng nay",
+                  "tối qua", "hôm qua", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ")
+_HYPOTHETICAL_MARKERS = ("nếu", "lỡ như", "nhỡ như", "giả sử", "trường hợp", "lỡ mà")
+
+EMERGENCY_SIGNS = (
+    "đau ngực lan", "đau thắt ngực lan", "đau thắt ngực dữ dội", "đau ngực dữ dội", "đau ngực vã mồ hôi",
+    "tức ngực khó thở", "lan ra cánh tay", "lan ra tay", "lan lên hàm", "vã mồ hôi lạnh", "muốn xỉu", "xỉu",
+    "khó thở", "thở không nổi", "thở không được", "không thở được", "ngạt thở", "thở rít", "tím tái", "môi tím",
+    "co giật", "lên cơn co giật", "giật kinh", "sưng môi", "sưng họng", "sưng lưỡi", "sưng mặt", "phù mặt",
+    "phù môi", "nôn ra máu", "ói ra máu", "ho ra máu", "đi ngoài ra máu", "phân đen", "chảy máu không cầm",
+    "chảy máu không ngừng", "lơ mơ", "hôn mê", "bất tỉnh", "ngất xỉu", "ngất", "gọi không dậy", "lay không dậy",
+    "không tỉnh", "méo miệng", "yếu nửa người", "liệt nửa người", "nói ngọng đột ngột", "đau đầu dữ dội",
+    "sốc phản vệ", "tụt huyết áp", "mạch rất nhanh", "ngừng thở", "li bì", "không phản ứng",
+)
+_NOW_MARKERS = (
+    "đang", "bị", "vừa", "bây giờ", "giờ", "hiện", "tự nhiên", "đột ngột", "đột nhiên", "sau khi", "tôi", "mình",
+    "em", "con", "bé", "cháu", "bố", "mẹ", "ông", "bà", "vợ", "chồng", "anh", "chị", "quá", "lắm", "mãi",
+)
+
+_HISTORY_MARKERS = ("từng", "tiền sử", "trước đây", "hồi trước", "hồi nhỏ", "năm ngoái", "hay bị", "thường bị",
+                    "thỉnh thoảng", "mỗi khi", "mỗi lần", "khi bị", "nếu bị", "bệnh", "bị bệnh")
+_NOW_STRONG = ("đang", "bây giờ", "vừa", "tự nhiên", "đột ngột", "đột nhiên", "hiện giờ", "lúc này", "cấp cứu")
+
+
+def is_self_harm(text: str) -> bool:
+    """Intent to harm or kill oneself, stated or asked as "how many tablets to die"."""
+    strong = tuple(p for p in SELF_HARM_PHRASES if p not in _WEAK_SELF_HARM)
+    if has_phrase(text, _ADVERSE_EFFECT_FRAMES) and has_phrase(text, _DRUG_FACT_QUESTIONS) \
+            and not has_phrase(text, _FIRST_PERSON):
+        return False  # "sertralin có cảnh báo gì về ý nghĩ tự sát không"
+    if has_phrase(text, strong):
+        return True
+    return has_phrase(text, _WEAK_SELF_HARM) and (
+        has_phrase(text, _QUANTITY_WORDS) or has_phrase(text, ("tôi", "mình", "tao", "em", "muốn"))
+    ) and not has_phrase(text, _DRUG_FACT_QUESTIONS)
+
+
+def is_overdose_taken(text: str) -> bool:
+    """Too much has already been taken — not "what if I took too much?"."""
+    if has_phrase(text, _HYPOTHETICAL_MARKERS) and not has_phrase(text, ("rồi", "vừa", "đã", "lúc nãy", "hồi nãy")):
+        return False
+    if has_phrase(text, OVERDOSE_TAKEN_PHRASES):
+        return True
+    count = count_taken(text)
+    return count is not None and (count == -1 or count >= 5) and has_phrase(text, _TAKEN_MARKERS)
+
+
+def is_emergency(text: str, has_sign: bool | None = None) -> bool:
+    """Emergency signs described as happening now to someone.
+
+    ``has_sign`` lets the caller say whether a sign is present outside the patient's known
+    conditions (a sign inside "hội chứng ngừng thở khi ngủ" is a condition, not an emergency).
+    """
+    sign = has_phrase(text, EMERGENCY_SIGNS) if has_sign is None else has_sign
+    if not sign or has_phrase(text, _DRUG_FACT_QUESTIONS):
+        return False
+    if has_phrase(text, _HISTORY_MARKERS) and not has_phrase(text, _NOW_STRONG):
+        return False  # a condition the patient has had ("từng bị co giật"), not an emergency now
+    return has_phrase(text, _NOW_MARKERS)
