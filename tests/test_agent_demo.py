@@ -65,7 +65,11 @@ def test_paediatric_paracetamol_dose_cites_age_bands_and_weight_rule(ask):
 def test_pooling_recovers_the_contraindication_only_answer(ask):
     reply = ask("Thận trọng gì khi người bị loét dạ dày tá tràng dùng ibuprofen?")
     sections = [(e.section_key, e.route) for e in reply.evidence]
-    assert ("than_trong", "section") in sections and ("chong_chi_dinh", "pooled") in sections
+    # The contraindication arrives twice — pooled by retrieval and quoted by the safety screen — and is
+    # listed once, under the route that cited it first.
+    assert ("than_trong", "section") in sections
+    assert ("chong_chi_dinh", "pooled") in sections or ("chong_chi_dinh", "safety") in sections
+    assert any("lexical pooling" in step for step in reply.steps)
 
 
 def test_interaction_with_a_quarantined_table_needs_the_pdf(ask):

@@ -15,17 +15,18 @@ from duocthu.agent.answering import (
     GroundedAnswerService,
     VerbatimEntailmentChecker,
 )
-from duocthu.agent.drug_resolver import DrugResolver
-from duocthu.agent.understanding import RuleBasedUnderstander
 from duocthu.conversations import InMemoryConversationStore
+from duocthu.runtime import understanding_parts
+from duocthu.understanding import get_understander
 
 POSTGRES_URL = os.environ.get("DUOCTHU_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def _agent(retrieval, store):
-    resolver = DrugResolver(retrieval.store.drug_catalogue())
-    return RagAgent(RuleBasedUnderstander(resolver), retrieval,
-                    GroundedAnswerService(ExtractiveAnswerGenerator(), VerbatimEntailmentChecker()), resolver, store)
+    parts = understanding_parts(retrieval.store, retrieval.embed_query)
+    return RagAgent(get_understander("learned", parts), retrieval,
+                    GroundedAnswerService(ExtractiveAnswerGenerator(), VerbatimEntailmentChecker()), parts.resolver,
+                    store, lexicon=parts.lexicon)
 
 
 def _conversation(agent, worker: int, turns: int) -> list[str]:

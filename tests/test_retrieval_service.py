@@ -4,7 +4,14 @@ from duocthu.providers.rerank import RerankOutcome
 from duocthu.retrieval.decision import decide
 from duocthu.retrieval.packing import pack_evidence
 from duocthu.retrieval.policy import EvidencePolicy
-from duocthu.retrieval.safety import CandidateStatus, PatientContext, assess_patient_candidates
+from duocthu.retrieval.safety import (
+    CandidateStatus,
+    ConditionTerm,
+    FindingKind,
+    MedicationTerm,
+    PatientProfile,
+    assess_patient_candidates,
+)
 from duocthu.retrieval.service import rank_indication_drugs
 from duocthu.types import Chunk, ChunkKind, Hit, Outcome, ScoreKind
 
@@ -109,17 +116,24 @@ def test_token_cap_holds_when_rerank_fails(fixture_retrieval):
     assert any("failed open" in s for s in result.steps)
 
 
+def _profile(medications=(), conditions=()):
+    return PatientProfile(
+        medications=tuple(MedicationTerm(m, (m,)) for m in medications),
+        conditions=tuple(ConditionTerm(c, (c,)) for c in conditions),
+    )
+
+
 def test_patient_safety_facets_and_absence_is_not_safe(fixture_retrieval):
     candidates = fixture_retrieval.retrieve_by_indication("tăng huyết áp").candidates
     policy = EvidencePolicy()
-    on_lithium = assess_patient_candidates(fixture_retrieval.store, candidates, PatientContext(("lithi",)), policy)
+    on_lithium = assess_patient_candidates(fixture_retrieval.store, candidates, _profile(["lithi"]), policy)
     assert on_lithium[0].status is CandidateStatus.SAFETY_EVIDENCE_FOUND
-    assert "interaction" in on_lithium[0].facets
-    kidney = assess_patient_candidates(fixture_retrieval.store, candidates, PatientContext(conditions=("suy thận",)), policy)
-    assert set(kidney[0].facets) >= {"warnings"}
-    generic = assess_patient_candidates(fixture_retrieval.store, candidates, PatientContext(conditions=("chức năng",)), policy)
+    assert {f.kind for f in on_lithium[0].findings} == {FindingKind.INTERACTION}
+    kidney = assess_patient_candidates(fixture_retrieval.store, candidates, _profile(conditions=["suy thận"]), policy)
+    assert {f.kind for f in kidney[0].findings} >= {FindingKind.CAUTION}
+    generic = assess_patient_candidates(fixture_retrieval.store, candidates, _profile(conditions=["chức năng"]), policy)
     assert generic[0].status is CandidateStatus.INSUFFICIENT_EVIDENCE
-    unrelated = assess_patient_candidates(fixture_retrieval.store, candidates, PatientContext(("metformin",)), policy)
+    unrelated = assess_patient_candidates(fixture_retrieval.store, candidates, _profile(["metformin"]), policy)
     assert unrelated[0].status is CandidateStatus.INSUFFICIENT_EVIDENCE
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from duocthu.agent.frame import ConditionRelation, Population, QueryFrame, TurnType
-from duocthu.agent.routing import ROUTING_TABLE, Action, looks_non_human, route
+from duocthu.agent.routing import ROUTING_TABLE, Action, route
+from duocthu.understanding.frame import ConditionRelation, Population, QueryFrame, TurnType
+from duocthu.understanding.scope import looks_non_human
 
 
 def frame(**kwargs) -> QueryFrame:
@@ -53,7 +54,13 @@ def test_each_row(rule, turn, query_frame, action, reason):
 
 
 def test_table_is_complete_and_ordered():
-    assert [r.number for r in ROUTING_TABLE] == list(range(1, 17))
+    numbers = [r.number for r in ROUTING_TABLE]
+    assert sorted(numbers) == list(range(1, 26)) and len(set(numbers)) == len(numbers)
+    # The spec's rows keep the spec's relative order; the safety rows act right after the scope guard.
+    spec = [n for n in numbers if n <= 16]
+    assert spec == list(range(1, 17))
+    assert numbers[:4] == [1, 17, 18, 19] and numbers[-1] == 16
+    assert numbers.index(22) < numbers.index(2)  # a contraindicated dose never reaches the paediatric gates
     assert all(r.condition and r.outcome for r in ROUTING_TABLE)
 
 
@@ -82,3 +89,54 @@ def test_looks_non_human(text):
 )
 def test_human_text_is_not_flagged(text):
     assert not looks_non_human(text, frozenset({"paracetamol"}))
+
+
+def _screen_with_contraindication(drug_id: str):
+    from duocthu.retrieval.safety import FindingKind, SafetyFinding, SafetyScreen
+    from duocthu.types import Chunk, ChunkKind, Hit, ScoreKind
+
+    chunk = Chunk(f"{drug_id}__chong_chi_dinh__0", drug_id, drug_id, "chong_chi_dinh", "Chống chỉ định", 0,
+                  ChunkKind.PROSE, "Trẻ em dưới 12 tuổi.", "tre em duoi 12 tuoi.", ("tr. 1",))
+    finding = SafetyFinding(drug_id, FindingKind.AGE_LIMIT, "6 tuổi", "Trẻ em dưới 12 tuổi.",
+                            Hit(chunk, 1.0, ScoreKind.EXACT, "safety"), applies=True)
+    return SafetyScreen((drug_id,), ("6 tuổi",), (finding,))
+
+
+NEW_ROWS = [
+    (17, "muốn chết", frame(turn_type=TurnType.CRISIS), None, Action.ABSTAIN, "crisis"),
+    (17, "uống mấy viên", frame(**DOSING, population=Population.ADULT, patient={"crisis": True}), None,
+     Action.ABSTAIN, "crisis"),
+    (18, "đau ngực lan tay", frame(turn_type=TurnType.EMERGENCY), None, Action.ABSTAIN, "emergency"),
+    (19, "lỡ uống 20 viên paracetamol", frame(turn_type=TurnType.OVERDOSE_TAKEN, drugs=["paracetamol"]), None,
+     Action.OVERDOSE, "overdose_taken"),
+    (19, "lỡ uống 20 viên", frame(turn_type=TurnType.OVERDOSE_TAKEN), None, Action.ABSTAIN, "overdose_taken"),
+    (20, "efferalgan codein liều", frame(**DOSING, population=Population.ADULT, products=[
+        {"name": "Efferalgan Codein", "covered": ["paracetamol"], "uncovered": ["codein"]}]), None,
+     Action.ABSTAIN, "drug_not_in_formulary"),
+    (21, "nicardipin", frame(ambiguous_names=[{"surface": "nicardipin", "candidates": ["nifedipin"]}]), None,
+     Action.CLARIFY, "ambiguous_drug_name"),
+    (22, "bé 6 tuổi tramadol liều", frame(**{**DOSING, "drugs": ["tramadol"]}, population=Population.PEDIATRIC,
+     age_text="6 tuổi", age_years=6), "tramadol", Action.CONTRAINDICATED, "contraindicated_for_patient"),
+    (23, "ibuprofen thế nào", frame(drugs=["ibuprofen"], section_candidates=["chi_dinh", "duoc_ly_va_co_che_tac_dung"]),
+     None, Action.CLARIFY, "ambiguous_intent"),
+    (24, "u nang có nguy hiểm không", frame(turn_type=TurnType.MEDICAL_QUESTION), None, Action.ABSTAIN,
+     "medical_out_of_scope"),
+    (25, "đang dùng isosorbid thì uống sildenafil", frame(turn_type=TurnType.INTERACTION, drugs=["isosorbid_dinitrat"],
+     unknown_drugs=["sildenafil"], section_key="tuong_tac_thuoc"), None, Action.INTERACTION_WITH_UNKNOWN, None),
+]
+
+
+@pytest.mark.parametrize("rule, turn, query_frame, contraindicated, action, reason", NEW_ROWS,
+                         ids=[f"row{r[0]}-{r[5]}" for r in NEW_ROWS])
+def test_each_new_row(rule, turn, query_frame, contraindicated, action, reason):
+    screen = _screen_with_contraindication(contraindicated) if contraindicated else None
+    decision = route(turn, query_frame, frozenset({"paracetamol", "ibuprofen"}), screen)
+    assert (decision.rule, decision.action, decision.reason) == (rule, action, reason)
+
+
+def test_a_named_section_is_answered_even_when_contraindicated():
+    """Row 22 answers "can I use it / the dose"; a section the user names is answered (safety first)."""
+    query_frame = frame(drugs=["tramadol"], section_key="tac_dung_khong_mong_muon", cues=["section_named"],
+                        population=Population.PEDIATRIC, age_text="6 tuổi", age_years=6)
+    decision = route("tác dụng phụ của tramadol", query_frame, frozenset(), _screen_with_contraindication("tramadol"))
+    assert decision.rule == 16

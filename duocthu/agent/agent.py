@@ -1,56 +1,61 @@
-"""RagAgent: one turn = understand → route (the table) → retrieve → grounded answer → remember.
+"""RagAgent: one turn = understand → screen the patient → route (the table) → retrieve → answer → remember.
 
 A plain class with a hand-written branch table; no agent framework. Providers arrive as
-protocols. The clarify streak and the last frame live in the conversation store, so several
-app processes agree; a store outage only costs this turn its memory.
+protocols. The clarify streak and the last frame live in the conversation store, so several app
+processes agree; a store outage only costs this turn its memory. The evidence policy travels with
+the request (``handle(..., policy=…)``): nothing per-session is written onto shared objects.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
 from pydantic import ValidationError
 
 from duocthu.agent import messages as msg
-from duocthu.agent.answering import GenerationRequest, GroundedAnswerService, GuardedAnswer
-from duocthu.agent.drug_classes import class_names
-from duocthu.agent.drug_resolver import DrugResolver
-from duocthu.agent.frame import Population, QueryFrame, TurnType
-from duocthu.agent.reply import AgentReply, EvidenceView
-from duocthu.agent.routing import Action, RouteDecision, route, rule_by_number
-from duocthu.agent.understanding import QueryUnderstander
+from duocthu.agent.answering import (
+    GenerationRequest,
+    GroundedAnswerService,
+    GuardedAnswer,
+    quote_units,
+    states_dose,
+    states_unit,
+)
+from duocthu.agent.compose import Citations, assemble, claim_lines, safety_block
+from duocthu.agent.reply import ClaimView
+from duocthu.agent.routing import Action, RouteDecision, route
+from duocthu.agent.turn import TurnRecord, TurnResult, run_turn
 from duocthu.budget import RequestBudget
 from duocthu.conversations import ConversationState, ConversationStore, TurnLine
-from duocthu.errors import BackendUnavailableError, IndexMissingError
+from duocthu.drug_classes import class_names
 from duocthu.retrieval.decision import decide
-from duocthu.retrieval.safety import CandidateStatus, assess_patient_candidates
+from duocthu.retrieval.policy import EvidencePolicy
+from duocthu.retrieval.safety import (
+    CandidateStatus,
+    FindingKind,
+    SafetyScreen,
+    assess_patient_candidates,
+    screen_patient,
+)
 from duocthu.retrieval.service import RetrievalService
-from duocthu.text import find_phrase, folded_words, normalize
+from duocthu.text import find_phrase, fold, folded_words
 from duocthu.trace import TraceWriter
 from duocthu.types import Hit, Outcome
+from duocthu.understanding.base import QueryUnderstander
+from duocthu.understanding.conditions import ConditionLexicon
+from duocthu.understanding.drugs import DrugResolver
+from duocthu.understanding.frame import Population, QueryFrame, TurnType
+from duocthu.understanding.profile import patient_profile
 
 log = logging.getLogger(__name__)
 
 MAX_CONSECUTIVE_CLARIFY = 4
 HISTORY_TURNS = 6  # recent(conversation_id, HISTORY_TURNS * 2 = 12 lines)
-MAX_TURN_CHARS = 2000
-
-
-@dataclass
-class _TurnResult:
-    outcome: str
-    reason: str
-    answer: str
-    hits: tuple[Hit, ...] = ()
-    omitted: tuple[str, ...] = ()
-    quick_replies: tuple[str, ...] = ()
-    route: str | None = None
-    steps: tuple[str, ...] = ()
-    failures: tuple[str, ...] = ()
+MAX_DRUGS_PER_TURN = 3
+CLARIFY_WARNING_KINDS = frozenset({FindingKind.CONTRAINDICATION, FindingKind.AGE_LIMIT, FindingKind.INTERACTION})
 
 
 class RagAgent:
@@ -62,78 +67,59 @@ class RagAgent:
         resolver: DrugResolver,
         store: ConversationStore,
         trace: TraceWriter | None = None,
+        lexicon: ConditionLexicon | None = None,
         max_wall_clock_ms: int = 40_000,
         max_llm_calls: int = 8,
     ):
+        from duocthu.understanding.conditions import build_lexicon
+
         self.understander = understander
         self.retrieval = retrieval
         self.answers = answers
         self.resolver = resolver
         self.store = store
         self.trace = trace
+        self.lexicon = lexicon or build_lexicon([])
         self.max_wall_clock_ms = max_wall_clock_ms
         self.max_llm_calls = max_llm_calls
         self._all_drug_names = {d: tuple(resolver.names_of(d)) for d in resolver.catalogue}
+        self._display = {d: resolver.display_name(d) for d in resolver.catalogue}
         self._known_tokens = frozenset(
             t for entry in resolver.catalogue.values()
             for name in (entry.display_name, *entry.aliases) for t in folded_words(name)
         )
 
     # -- the turn ------------------------------------------------------------------------------
-    def handle(self, turn: object, conversation_id: str | None = None) -> AgentReply:
+    def handle(self, turn: object, conversation_id: str | None = None, policy: EvidencePolicy | None = None):  # noqa: ANN201
         budget = RequestBudget(self.max_wall_clock_ms, self.max_llm_calls)
-        cid = str(conversation_id) if conversation_id else uuid.uuid4().hex
-        started = time.perf_counter()
-        frame: QueryFrame | None = None
-        decision: RouteDecision | None = None
-        memory = "ok"
-        try:
-            text = self._validate_turn(turn)
-            state, history, memory = self._recall(cid)
-            prior = _frame_from_state(state)
-            frame = self.understander.understand(text, history, budget, prior)
-            decision = route(text, frame, self._known_tokens)
-            result = self._execute(text, frame, decision, budget)
-            result, streak = self._circuit_breaker(result, state.clarify_streak)
-            if result.reason == "clarify_loop_exhausted":
-                decision = RouteDecision(decision.rule, Action.ABSTAIN, "clarify_loop_exhausted")
-            memory = self._remember(cid, text, result, frame, state, streak, memory)
-        except _InvalidTurn as exc:
-            result = _TurnResult("abstain", exc.reason, msg.abstain_message(exc.reason) + f" {exc}")
-        except (IndexMissingError, BackendUnavailableError) as exc:
-            reason = "index_missing" if isinstance(exc, IndexMissingError) else "backend_unavailable"
-            result = _TurnResult("abstain", reason, f"{msg.REASON_TEXT[reason]} {exc}", failures=(str(exc),))
-        except Exception as exc:  # a turn must end in a clear outcome, never a traceback
-            log.exception("turn failed")
-            result = _TurnResult(
-                "abstain", "internal_error", msg.abstain_message("internal_error"),
-                failures=(f"{type(exc).__name__}: {exc}",),
-            )
-        reply = AgentReply(
-            conversation_id=cid, outcome=result.outcome, reason=result.reason,
-            rule=decision.rule if decision else None,
-            frame=frame.model_dump(mode="json") if frame else None, answer=result.answer,
-            quick_replies=list(result.quick_replies), evidence=[EvidenceView.from_hit(h) for h in result.hits],
-            omitted_evidence_ids=list(result.omitted), budget=budget.snapshot(),
-            reason_text=msg.REASON_TEXT.get(result.reason, ""),
-            rule_condition=rule_by_number(decision.rule).condition if decision else None,
-            route=result.route, steps=list(result.steps), failures=list(result.failures), memory=memory,
-        )
-        if self.trace is not None:
-            self.trace.write(reply, (time.perf_counter() - started) * 1000)
-        return reply
+        return run_turn(turn, conversation_id, budget, self.trace,
+                        lambda text, record: self._turn(text, record, policy or self.retrieval.policy))
 
-    def _validate_turn(self, turn: object) -> str:
-        if not isinstance(turn, str):
-            raise _InvalidTurn("invalid_input", "Câu hỏi phải là văn bản.")
-        text = normalize(turn).strip()
-        if not text:
-            raise _InvalidTurn("empty_input", "Hãy nhập câu hỏi về một thuốc.")
-        if len(text) > MAX_TURN_CHARS:
-            raise _InvalidTurn(
-                "input_too_long", f"Câu hỏi dài {len(text):,} ký tự; giới hạn là {MAX_TURN_CHARS:,}. Hãy rút gọn."
-            )
-        return text
+    def _turn(self, text: str, record: TurnRecord, policy: EvidencePolicy) -> TurnResult:
+        state, history, record.memory = self._recall(record.conversation_id)
+        prior = _frame_from_state(state)
+        frame = self.understander.understand(text, history, record.budget, prior)
+        record.frame = frame
+        screen = self.screen(frame)
+        decision = route(text, frame, self._known_tokens, screen)
+        record.decision = decision
+        result = self._execute(text, frame, decision, screen, record.budget, policy)
+        result, streak = self._circuit_breaker(result, state.clarify_streak)
+        if result.reason == "clarify_loop_exhausted":
+            record.decision = RouteDecision(decision.rule, Action.ABSTAIN, "clarify_loop_exhausted")
+        record.memory = self._remember(record.conversation_id, text, result, frame, state, streak, record.memory)
+        return result
+
+    def screen(self, frame: QueryFrame) -> SafetyScreen:
+        """The safety screen of the frame's drugs against the conversation's patient facts."""
+        drugs = [d for d in frame.drugs if d not in frame.patient.current_medications] or frame.drugs
+        if frame.turn_type is TurnType.INTERACTION:
+            drugs = frame.drugs
+        profile = patient_profile(frame, self.lexicon, self.resolver)
+        return screen_patient(self.retrieval.store, drugs[:MAX_DRUGS_PER_TURN], profile, self._names_for_screen())
+
+    def _names_for_screen(self) -> dict[str, Sequence[str]]:
+        return {d: [*names, *class_names(self.resolver.catalogue[d].atc_codes)] for d, names in self._all_drug_names.items()}
 
     def _recall(self, cid: str) -> tuple[ConversationState, list[str], str]:
         try:
@@ -145,7 +131,7 @@ class RagAgent:
             return ConversationState(), [], "unavailable"
 
     def _remember(
-        self, cid: str, text: str, result: _TurnResult, frame: QueryFrame, state: ConversationState, streak: int,
+        self, cid: str, text: str, result: TurnResult, frame: QueryFrame, state: ConversationState, streak: int,
         memory: str,
     ) -> str:
         if memory != "ok":
@@ -153,78 +139,163 @@ class RagAgent:
         try:
             now = time.time()
             self.store.append(cid, [TurnLine("user", text, now), TurnLine("assistant", result.answer, now)])
-            # A greeting or an off-topic turn does not erase what the conversation was about.
+            # A greeting or an off-topic turn does not erase what the conversation was about —
+            # but a self-harm signal is always kept.
             keep = frame.turn_type not in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE)
             last = frame.model_dump(mode="json") if keep else state.last_frame
+            if not keep and frame.patient.crisis and last is not None:
+                last = {**last, "patient": {**last.get("patient", {}), "crisis": True}}
             self.store.put_state(cid, ConversationState(last, streak))
         except Exception as exc:
             log.warning("conversation store unavailable on write: %s", exc)
             return "unavailable"
         return "ok"
 
-    def _circuit_breaker(self, result: _TurnResult, streak: int) -> tuple[_TurnResult, int]:
+    def _circuit_breaker(self, result: TurnResult, streak: int) -> tuple[TurnResult, int]:
         """At most MAX_CONSECUTIVE_CLARIFY clarify replies in a row; any other outcome resets."""
         if result.outcome != "clarify":
             return result, 0
         if streak + 1 > MAX_CONSECUTIVE_CLARIFY:
-            return _TurnResult("abstain", "clarify_loop_exhausted", msg.abstain_message("clarify_loop_exhausted")), 0
+            return TurnResult("abstain", "clarify_loop_exhausted", msg.abstain_message("clarify_loop_exhausted")), 0
         return result, streak + 1
 
-    def _names_and_classes(self, drug_id: str) -> list[str]:
-        entry = self.resolver.catalogue.get(drug_id)
-        return self.resolver.names_of(drug_id) + (class_names(entry.atc_codes) if entry else [])
-
     # -- outcomes ------------------------------------------------------------------------------
-    def _execute(self, text: str, frame: QueryFrame, decision: RouteDecision, budget: RequestBudget) -> _TurnResult:
-        if decision.action is Action.CLARIFY:
-            drug = self.resolver.display_name(frame.drugs[0]) if frame.drugs else None
-            question, replies = msg.clarify_question(decision.reason or "", frame, drug)
-            return _TurnResult("clarify", decision.reason or "needs_more_info", question, quick_replies=replies)
-        if decision.action is Action.ABSTAIN:
+    def _execute(
+        self, text: str, frame: QueryFrame, decision: RouteDecision, screen: SafetyScreen, budget: RequestBudget,
+        policy: EvidencePolicy,
+    ) -> TurnResult:
+        action = decision.action
+        if action is Action.CLARIFY:
+            drug = self._display.get(frame.drugs[0]) if frame.drugs else None
+            question, replies = msg.clarify_question(decision.reason or "", frame, drug, self._display)
+            warnings = [f for f in screen.findings if f.kind in CLARIFY_WARNING_KINDS]
+            if warnings:
+                # A contraindication or an interaction does not wait for the answer to the question.
+                citations = Citations()
+                lines = safety_block(SafetyScreen(screen.drugs, screen.facts, tuple(warnings)), self._display,
+                                     citations, only_found=True)
+                question = assemble(self._notices(frame), lines, None, [question], citations, Outcome.ANSWERABLE)
+            return TurnResult("clarify", decision.reason or "needs_more_info", question, quick_replies=replies,
+                              notices=tuple(self._notices(frame)), safety=tuple(warnings),
+                              hits=tuple({f.hit.doc_id: f.hit for f in warnings}.values()))
+        if action is Action.ABSTAIN:
             reason = decision.reason or "out_of_scope"
-            return _TurnResult("abstain", reason, msg.abstain_message(reason, frame, frame.understanding_error or ""))
-        if decision.action is Action.SMALLTALK:
-            return _TurnResult("answerable", "smalltalk", msg.SMALLTALK_REPLY)
-        if decision.action is Action.INTERACTION:
-            return self._interaction(text, frame, budget)
-        if decision.action is Action.CONDITION_TO_DRUG:
-            return self._condition_to_drug(text, frame, budget)
-        return self._single_drug(text, frame, budget)
+            answer = msg.abstain_message(reason, frame, frame.understanding_error or "", self._display)
+            replies = tuple(f"Có phải bạn hỏi về {self._display[d]}?" for d in frame.suggestions.values()
+                            if d in self._display) if reason == "drug_not_in_formulary" else ()
+            return TurnResult("abstain", reason, answer, quick_replies=tuple(dict.fromkeys(replies)))
+        if action is Action.SMALLTALK:
+            return TurnResult("answerable", "smalltalk", msg.SMALLTALK_REPLY)
+        if action is Action.INTERACTION:
+            return self._interaction(text, frame, screen, budget, policy)
+        if action is Action.INTERACTION_WITH_UNKNOWN:
+            return self._interaction_with_unknown(frame, screen)
+        if action is Action.CONDITION_TO_DRUG:
+            return self._condition_to_drug(text, frame, budget, policy)
+        if action is Action.CONTRAINDICATED:
+            return self._contraindicated(frame, screen)
+        return self._single_drug(text, frame, screen, budget, policy, overdose=action is Action.OVERDOSE)
 
-    def _single_drug(self, text: str, frame: QueryFrame, budget: RequestBudget) -> _TurnResult:
+    def _notices(self, frame: QueryFrame) -> list[str]:
+        """What the answer says before its quotes: how names were read, what is not in the book."""
+        notices = [f"(«{r.surface}»: hiểu là {self._display.get(r.drug_id, r.drug_id)}.)" for r in frame.readings]
+        for product in frame.products:
+            covered = ", ".join(self._display.get(d, d) for d in product.covered) or "không thành phần nào"
+            if product.uncovered:
+                notices.append(
+                    f"«{product.name}» gồm nhiều thành phần: Dược thư (bản demo) có {covered}; "
+                    f"{', '.join(product.uncovered)} không có trong Dược thư (bản demo) nên không được trả lời ở đây."
+                )
+        if frame.unknown_drugs and frame.drugs:
+            notices.append(msg.not_in_book_message(frame.unknown_drugs, frame.suggestions, self._display))
+        return notices
+
+    def _single_drug(
+        self, text: str, frame: QueryFrame, screen: SafetyScreen, budget: RequestBudget, policy: EvidencePolicy,
+        overdose: bool = False,
+    ) -> TurnResult:
         query = synthesize_query(text, frame)
+        section = "qua_lieu_va_xu_tri" if overdose else frame.section_key
         hits: list[Hit] = []
         omitted: list[str] = []
         steps: list[str] = []
         failures: list[str] = []
         route_name = None
-        for drug_id in frame.drugs[:3]:
+        contraindicated = bool(screen.contraindicated())
+        for drug_id in frame.drugs[:MAX_DRUGS_PER_TURN]:
             result = self.retrieval.retrieve_framed(
-                drug_id, frame.section_key, query, is_overview=frame.turn_type is TurnType.DRUG_OVERVIEW,
-                drug_names=self.resolver.names_of(drug_id),
+                drug_id, section, query, is_overview=frame.turn_type is TurnType.DRUG_OVERVIEW and not overdose,
+                drug_names=self.resolver.names_of(drug_id), policy=policy,
             )
             route_name = result.route
             steps += [f"[{drug_id}] {s}" for s in result.steps]
             failures += list(result.failures)
             if result.decision.outcome is not Outcome.ABSTAIN:
-                hits += result.hits
+                kept = list(result.hits)
+                if screen.contraindicated(drug_id):
+                    # No dose lines for a patient the book contraindicates the drug for.
+                    kept = [h for h in kept if h.chunk.section_key != "lieu_luong_va_cach_dung"]
+                hits += kept
                 omitted += result.pack.omitted_evidence_ids
-        decision = decide(hits)
+        if screen.findings:
+            steps.append(f"safety screen → {len(screen.findings)} findings ({len(screen.contraindicated())} apply)")
+        if not hits and contraindicated:
+            return self._contraindicated(frame, screen)
+        decision = decide([*hits, *screen.hits])
         if decision.outcome is Outcome.ABSTAIN:
-            return _TurnResult("abstain", decision.reason, msg.abstain_message(decision.reason),
-                               route=route_name, steps=tuple(steps), failures=tuple(failures))
-        request = GenerationRequest(query, tuple(hits), focus_words=_focus_words(frame),
-                                    age_years=frame.age_years, weight_kg=frame.weight_kg)
+            return TurnResult("abstain", decision.reason, msg.abstain_message(decision.reason),
+                              route=route_name, steps=tuple(steps), failures=tuple(failures))
+        reason = "contraindicated_for_patient" if contraindicated else decision.reason
+        notices = self._notices(frame)
+        if overdose or section == "qua_lieu_va_xu_tri":
+            notices.insert(0, msg.OVERDOSE_FIRST_LINE)
+        unit = frame.asks_number
+        if unit and not _states_unit_any(hits, unit) and decision.outcome is not Outcome.VERIFY_PDF:
+            reason = "number_not_stated"
+            notices.append(_number_not_stated_notice(unit, hits))
+        request = GenerationRequest(
+            query, tuple(hits), focus_words=_focus_words(frame), age_years=frame.age_years,
+            weight_kg=frame.weight_kg, pediatric=frame.population is Population.PEDIATRIC and frame.asks_dose,
+            asked_unit=unit,
+        )
         guarded = self.answers.answer_from_result(request, budget, prechecked=True)
-        return self._compose(frame, guarded, hits, omitted, decision.outcome, decision.reason, route_name, steps, failures)
+        if contraindicated and guarded.claims:
+            # No quantity is shown as if it applied to a patient the book contraindicates the drug for.
+            kept = tuple(c for c in guarded.claims if not states_dose(f"{c.heading or ''} {c.text}"))
+            if len(kept) < len(guarded.claims):
+                notices.append(f"(Đã lược {len(guarded.claims) - len(kept)} câu có liều lượng: Dược thư (bản demo) "
+                               "chống chỉ định thuốc này cho trường hợp này.)")
+                guarded = replace(guarded, claims=kept)
+        if overdose:
+            reason = "overdose_taken"
+        return self._compose(frame, guarded, hits, omitted, decision.outcome, reason, route_name, steps, failures,
+                             screen, notices)
 
-    def _interaction(self, text: str, frame: QueryFrame, budget: RequestBudget) -> _TurnResult:
+    def _contraindicated(self, frame: QueryFrame, screen: SafetyScreen) -> TurnResult:
+        """The contraindication is the answer: quoted first, no dose; the other sections one click away."""
+        citations = Citations()
+        lines = safety_block(screen, self._display, citations, frame.drugs)
+        names = ", ".join(self._display.get(d, d) for d in frame.drugs)
+        body = [f"Dược thư (bản demo) chống chỉ định {names} cho trường hợp này, nên duocthu không đưa liều. "
+                "Hãy hỏi bác sĩ hoặc dược sĩ về thuốc thay thế."]
+        decision = decide(list(screen.hits))
+        outcome = Outcome.VERIFY_PDF if decision.outcome is Outcome.VERIFY_PDF else Outcome.ANSWERABLE
+        answer = assemble(self._notices(frame), lines, None, body, citations, outcome)
+        replies = tuple(f"{title} của {names}" for title in ("Chống chỉ định", "Thận trọng", "Tương tác thuốc", "Chỉ định"))
+        return TurnResult(outcome.value, "contraindicated_for_patient", answer, tuple(citations.hits),
+                          quick_replies=replies, route="safety", safety=screen.findings,
+                          steps=(f"safety screen → {len(screen.contraindicated())} contraindication(s) apply",),
+                          quotes_checked=True)
+
+    def _interaction(
+        self, text: str, frame: QueryFrame, screen: SafetyScreen, budget: RequestBudget, policy: EvidencePolicy,
+    ) -> TurnResult:
         query = synthesize_query(text, frame)
         pool: list[Hit] = []
         steps: list[str] = []
         for drug_id in frame.drugs:
             others = [name for other in frame.drugs if other != drug_id for name in self._names_and_classes(other)]
-            result = self.retrieval.retrieve_framed(drug_id, "tuong_tac_thuoc", query)
+            result = self.retrieval.retrieve_framed(drug_id, "tuong_tac_thuoc", query, policy=policy)
             steps += [f"[{drug_id}] {s}" for s in result.steps]
             if result.decision.outcome not in (Outcome.ANSWERABLE, Outcome.VERIFY_PDF):
                 continue
@@ -233,72 +304,168 @@ class RagAgent:
             kept = [h for h in result.hits if _mentions_any(h, others) or h.chunk.requires_visual_check]
             steps.append(f"[{drug_id}] kept {len(kept)} of {len(result.hits)} parts naming the other drug(s)")
             pool += kept
-        names = [self.resolver.display_name(d) for d in frame.drugs]
+        names = [self._display.get(d, d) for d in frame.drugs]
         if not pool:
-            return _TurnResult("abstain", "no_interaction_evidence", msg.no_interaction_message(names),
-                               route="interaction", steps=tuple(steps))
-        decision = decide(pool)
+            return TurnResult("abstain", "no_interaction_evidence", msg.no_interaction_message(names),
+                              route="interaction", steps=tuple(steps), safety=screen.findings,
+                              notices=tuple(self._notices(frame)))
+        decision = decide([*pool, *screen.hits])
         if decision.outcome is Outcome.ABSTAIN:
-            return _TurnResult("abstain", decision.reason, msg.abstain_message(decision.reason), route="interaction",
-                               steps=tuple(steps))
-        request = GenerationRequest(query, tuple(pool), focus_words=tuple(names))
+            return TurnResult("abstain", decision.reason, msg.abstain_message(decision.reason), route="interaction",
+                              steps=tuple(steps))
+        reason = "contraindicated_for_patient" if screen.contraindicated() else decision.reason
+        notices = self._notices(frame)
+        if frame.asks_number and not _states_unit_any(pool, frame.asks_number) \
+                and decision.outcome is not Outcome.VERIFY_PDF:
+            reason = "number_not_stated"
+            notices.append(_number_not_stated_notice(frame.asks_number, pool))
+        request = GenerationRequest(query, tuple(pool), focus_words=tuple(names), asked_unit=frame.asks_number)
         guarded = self.answers.answer_from_result(request, budget, prechecked=True)
-        return self._compose(frame, guarded, pool, [], decision.outcome, decision.reason, "interaction", steps, [])
+        return self._compose(frame, guarded, pool, [], decision.outcome, reason, "interaction", steps, [], screen,
+                             notices)
 
-    def _condition_to_drug(self, text: str, frame: QueryFrame, budget: RequestBudget) -> _TurnResult:
+    def _interaction_with_unknown(self, frame: QueryFrame, screen: SafetyScreen) -> TurnResult:
+        """A drug of the book and a medicine not in it: is the other one named in the drug's own text?"""
+        drug_id = frame.drugs[0]
+        unknown = frame.unknown_drugs
+        other = self.resolver.other_drug_terms(unknown)
+        found: list[tuple[Hit, str]] = []
+        for section in ("chong_chi_dinh", "tuong_tac_thuoc"):
+            for hit in self.retrieval.store.find_by_section(drug_id, section):
+                for sentence in _sentences_of(hit):
+                    tokens = folded_words(sentence)
+                    if any(find_phrase(tokens, folded_words(term)) >= 0 for term in other):
+                        found.append((Hit(hit.chunk, 1.0, hit.score_kind, "interaction_name"), sentence))
+        name = self._display.get(drug_id, drug_id)
+        missing = ", ".join(f"«{u}»" for u in unknown)
+        notices = [f"{missing} không có trong Dược thư (bản demo); duocthu chỉ tìm tên này trong các mục Tương tác "
+                   f"thuốc và Chống chỉ định của {name}."]
+        if not found:
+            answer = (
+                f"Không thấy {missing} được nhắc đến trong mục Tương tác thuốc và Chống chỉ định của {name} trong "
+                "Dược thư (bản demo), và bản thân thuốc này không có trong Dược thư. Điều này KHÔNG có nghĩa là an "
+                "toàn khi phối hợp. Hãy hỏi dược sĩ hoặc bác sĩ."
+            )
+            return TurnResult("abstain", "no_interaction_evidence", answer, route="interaction_name",
+                              safety=screen.findings, notices=tuple(notices))
+        citations = Citations()
+        body = []
+        for hit, sentence in found:
+            body.append(f"- {hit.chunk.section_title} — {name}: «{sentence}» [{citations.number(hit)}]")
+        hits = [hit for hit, _ in found]
+        decision = decide([*hits, *screen.hits])
+        lines = safety_block(screen, self._display, citations, frame.drugs)
+        answer = assemble(notices, lines, f"Dược thư (bản demo) nhắc đến {missing} trong các mục sau của {name}:",
+                          body, citations, decision.outcome)
+        claims = tuple(ClaimView(text=sentence, evidence_ids=[hit.doc_id], drug_id=drug_id) for hit, sentence in found)
+        return TurnResult(decision.outcome.value, decision.reason, answer, tuple(citations.hits),
+                          route="interaction_name", safety=screen.findings, claims=claims, notices=tuple(notices),
+                          quotes_checked=True)
+
+    def _condition_to_drug(
+        self, text: str, frame: QueryFrame, budget: RequestBudget, policy: EvidencePolicy
+    ) -> TurnResult:
         indication = frame.indication or frame.condition or ""
-        result = self.retrieval.retrieve_by_indication(indication)
+        result = self.retrieval.retrieve_by_indication(indication, policy=policy,
+                                                       alternatives=frame.indication_alternatives)
         steps = list(result.steps)
         if not result.candidates:
-            return _TurnResult("abstain", "no_indication_evidence", msg.abstain_message("no_indication_evidence"),
-                               route="reverse_lookup", steps=tuple(steps))
+            return TurnResult("abstain", "no_indication_evidence", msg.abstain_message("no_indication_evidence"),
+                              route="reverse_lookup", steps=tuple(steps))
         # The drugs actually found, from the matched chunk ids — never frame.drugs.
         matched = list(dict.fromkeys(h.doc_id.split("__")[0] for h in result.hits))
         evidence = list(result.hits)
         query = synthesize_query(text, frame)
-        patient = frame.patient.context()
-        if patient.requires_safety_review:
+        profile = patient_profile(frame, self.lexicon, self.resolver)
+        screen = SafetyScreen(tuple(matched), profile.facts())
+        contraindicated: list[str] = []
+        if not profile.is_empty:
             assessments = assess_patient_candidates(
-                self.retrieval.store, result.candidates, patient, self.retrieval.policy
-            )
+                self.retrieval.store, result.candidates, profile, policy, self._names_for_screen())
             steps.append("stage-2 safety: " + ", ".join(f"{a.drug_id}={a.status.value}" for a in assessments))
-            found = [a for a in assessments if a.status is CandidateStatus.SAFETY_EVIDENCE_FOUND]
-            if not found:
-                return _TurnResult("abstain", "insufficient_safety_evidence",
-                                   msg.abstain_message("insufficient_safety_evidence"), route="reverse_lookup",
-                                   steps=tuple(steps))
-            matched = [a.drug_id for a in found]
-            evidence = [h for h in evidence if h.chunk.drug_id in matched] + [h for a in found for h in a.hits]
+            screen = SafetyScreen(tuple(matched), profile.facts(), tuple(f for a in assessments for f in a.findings))
+            contraindicated = [a.drug_id for a in assessments if a.status is CandidateStatus.CONTRAINDICATED]
             query = patient_generation_query(indication)
-        decision = decide(evidence)
+        decision = decide([*evidence, *screen.hits])
         request = GenerationRequest(
             query, tuple(evidence), list_mode=True, candidate_drug_ids=tuple(matched),
-            candidate_names=self._all_drug_names,
+            candidate_names=self._all_drug_names, indication=indication,
         )
         guarded = self.answers.answer_from_result(request, budget, prechecked=True)
-        return self._compose(frame, guarded, evidence, [], decision.outcome, decision.reason, "reverse_lookup", steps, [],
-                             list_heading=indication)
+        return self._compose(
+            frame, guarded, evidence, [], decision.outcome, decision.reason, "reverse_lookup", steps, [], screen,
+            self._notices(frame), list_heading=indication, contraindicated=contraindicated,
+        )
+
+    def _names_and_classes(self, drug_id: str) -> list[str]:
+        entry = self.resolver.catalogue.get(drug_id)
+        return self.resolver.names_of(drug_id) + (class_names(entry.atc_codes) if entry else [])
 
     def _compose(
         self, frame: QueryFrame, guarded: GuardedAnswer, hits: Sequence[Hit], omitted: Sequence[str],
         outcome: Outcome, reason: str, route_name: str | None, steps: Sequence[str], failures: Sequence[str],
-        list_heading: str | None = None,
-    ) -> _TurnResult:
+        screen: SafetyScreen, notices: Sequence[str], list_heading: str | None = None,
+        contraindicated: Sequence[str] = (),
+    ) -> TurnResult:
         steps = tuple(steps) + guarded.steps
         if guarded.clarifying_question and not guarded.claims:
-            return _TurnResult("clarify", "needs_more_info", guarded.clarifying_question, tuple(hits), tuple(omitted),
-                               guarded.quick_replies, route_name, steps, tuple(failures))
+            return TurnResult("clarify", "needs_more_info", guarded.clarifying_question, tuple(hits), tuple(omitted),
+                              guarded.quick_replies, route_name, steps, tuple(failures))
         if not guarded.ok:
-            return _TurnResult("abstain", guarded.reason, msg.abstain_message(guarded.reason, frame, guarded.detail),
-                               tuple(hits), tuple(omitted), (), route_name, steps, tuple(failures) + ((guarded.detail,) if guarded.detail else ()))
-        answer = render_answer(frame, guarded, list(hits), outcome, self.resolver, list_heading)
-        return _TurnResult(outcome.value, reason, answer, tuple(hits), tuple(omitted), (), route_name, steps, tuple(failures))
+            return TurnResult("abstain", guarded.reason, msg.abstain_message(guarded.reason, frame, guarded.detail),
+                              tuple(hits), tuple(omitted), (), route_name, steps,
+                              tuple(failures) + ((guarded.detail,) if guarded.detail else ()))
+        citations = Citations()
+        hits_by_id = {h.doc_id: h for h in hits}
+        if list_heading is not None:
+            lines, heading, body, views = self._list_answer(frame, guarded, hits_by_id, screen, citations,
+                                                            list_heading, contraindicated)
+        else:
+            lines = safety_block(screen, self._display, citations)
+            body, views = claim_lines(guarded.claims, citations, hits_by_id)
+            sections = list(dict.fromkeys(f"«{h.chunk.section_title}» của {h.chunk.display_name}" for h in hits))
+            heading = "Theo Dược thư (bản demo), mục " + ", ".join(sections[:4]) + (" …" if len(sections) > 4 else "") + ":"
+            if frame.turn_type is TurnType.DOSING_CALC and frame.population is not None:
+                facts = ", ".join(x for x in (frame.age_text, f"{frame.weight_kg:g} kg" if frame.weight_kg else None) if x)
+                who = {Population.PEDIATRIC: "trẻ em", Population.ELDERLY: "người cao tuổi"}.get(frame.population, "người lớn")
+                body.insert(0, f"(Bạn hỏi cho: {who}" + (f", {facts}" if facts else "")
+                            + ". duocthu không tự tính liều: hãy đối chiếu với mức liều dưới đây.)")
+        for hit in hits:  # every evidence chunk is listed, cited or not
+            citations.number(hit)
+        answer = assemble(notices, lines, heading, body, citations, outcome)
+        checked = _quotes_cited_for(guarded, hits_by_id, frame, list_heading)
+        return TurnResult(outcome.value, reason, answer, tuple(citations.hits), tuple(omitted), (), route_name, steps,
+                          tuple(failures), safety=screen.findings, claims=tuple(views), notices=tuple(notices),
+                          quotes_checked=checked)
 
-
-class _InvalidTurn(Exception):
-    def __init__(self, reason: str, message: str):
-        super().__init__(message)
-        self.reason = reason
+    def _list_answer(
+        self, frame: QueryFrame, guarded: GuardedAnswer, hits_by_id: dict[str, Hit], screen: SafetyScreen,
+        citations: Citations, indication: str, contraindicated: Sequence[str],
+    ) -> tuple[list[str], str, list[str], list[ClaimView]]:
+        claims_by_drug = {}
+        for claim in guarded.claims:
+            drug_id = hits_by_id[claim.evidence_ids[0]].chunk.drug_id if claim.evidence_ids else None
+            claims_by_drug.setdefault(drug_id, []).append(claim)
+        heading = (f"Các thuốc trong Dược thư (bản demo) có nêu chỉ định «{indication}» (theo thứ tự tìm thấy, "
+                   "không phải xếp hạng điều trị):")
+        allowed = [c for d, cs in claims_by_drug.items() if d not in contraindicated for c in cs]
+        body, views = claim_lines(allowed, citations, hits_by_id)
+        lines: list[str] = []
+        if screen.facts:
+            for drug_id in claims_by_drug:
+                if drug_id in contraindicated or drug_id is None:
+                    continue
+                if not screen.contraindicated(drug_id):
+                    body.append(f"  {self._display.get(drug_id, drug_id)}: không thấy chống chỉ định với "
+                                f"{', '.join(screen.facts)} trong Dược thư (bản demo) — không có nghĩa là an toàn.")
+            flagged = [d for d in claims_by_drug if d in contraindicated]
+            if flagged:
+                body.append("Chống chỉ định với người bệnh này (theo Dược thư, bản demo):")
+                more, more_views = claim_lines([c for d in flagged for c in claims_by_drug[d]], citations, hits_by_id)
+                body += more
+                views += more_views
+            lines = safety_block(screen, self._display, citations, [d for d in claims_by_drug if d])
+        return lines, heading, body, views
 
 
 def _frame_from_state(state: ConversationState) -> QueryFrame | None:
@@ -310,9 +477,40 @@ def _frame_from_state(state: ConversationState) -> QueryFrame | None:
         return None
 
 
+def _sentences_of(hit: Hit) -> list[str]:
+    return [u.text for u in quote_units(hit.chunk.text)]
+
+
 def _mentions_any(hit: Hit, names: Sequence[str]) -> bool:
     tokens = folded_words(hit.chunk.text_folded)
     return any(find_phrase(tokens, folded_words(name)) >= 0 for name in names)
+
+
+def _states_unit_any(hits: Sequence[Hit], unit: str) -> bool:
+    """Whether any evidence (outside quarantined tables) states a number in the asked unit."""
+    return any(states_unit(h.chunk.text, unit) for h in hits if not h.chunk.requires_visual_check)
+
+
+def _number_not_stated_notice(unit: str, hits: Sequence[Hit]) -> str:
+    sections = ", ".join(dict.fromkeys(f"«{h.chunk.section_title}» của {h.chunk.display_name}" for h in hits))
+    return (f"Mục {sections} trong Dược thư (bản demo) không nêu con số ({unit}) bạn hỏi. Các câu trích dưới đây là "
+            "nội dung của mục, không phải câu trả lời cho con số đó.")
+
+
+def _quotes_cited_for(guarded: GuardedAnswer, hits_by_id: dict[str, Hit], frame: QueryFrame,
+                      indication: str | None) -> bool:
+    """Every quoted sentence contains what it is cited for (the indication; the section asked)."""
+    if not guarded.claims:
+        return False
+    if indication is not None:
+        phrase = folded_words(indication)
+        return all(find_phrase(folded_words(fold(c.text)), phrase) >= 0 for c in guarded.claims)
+    if frame.section_key is None:
+        return True
+    return all(
+        hits_by_id[i].chunk.section_key == frame.section_key or hits_by_id[i].route in ("pooled", "safety")
+        for c in guarded.claims for i in c.evidence_ids if i in hits_by_id
+    )
 
 
 def _focus_words(frame: QueryFrame) -> tuple[str, ...]:
@@ -360,41 +558,3 @@ def patient_generation_query(indication: str) -> str:
     formulary evidence, so restating them in a cited claim would (rightly) fail the numeric guard.
     """
     return f"Liệt kê các thuốc có chỉ định «{indication}» và các lưu ý an toàn liên quan được nêu trong bằng chứng."
-
-
-def render_answer(
-    frame: QueryFrame, guarded: GuardedAnswer, hits: list[Hit], outcome: Outcome, resolver: DrugResolver,
-    list_heading: str | None = None,
-) -> str:
-    index = {h.doc_id: i for i, h in enumerate(hits, start=1)}
-    lines: list[str] = []
-    if outcome is Outcome.VERIFY_PDF:
-        pages = sorted({ref for h in hits if h.chunk.needs_visual_check for ref in h.chunk.source_refs})
-        lines.append(
-            "⚠ Cần đối chiếu bản in: bằng chứng có bảng chưa được kiểm tra với bản PDF ("
-            + "; ".join(pages) + "). Không dùng số liệu trong bảng khi chưa kiểm tra."
-        )
-    if list_heading is not None:
-        lines.append(
-            f"Các thuốc trong Dược thư (bản demo) có nêu chỉ định «{list_heading}» (theo thứ tự tìm thấy, "
-            "không phải xếp hạng điều trị):"
-        )
-    else:
-        sections = list(dict.fromkeys(f"«{h.chunk.section_title}» của {h.chunk.display_name}" for h in hits))
-        lines.append("Theo Dược thư (bản demo), mục " + ", ".join(sections[:4]) + (" …" if len(sections) > 4 else "") + ":")
-    if frame.turn_type is TurnType.DOSING_CALC and frame.population is not None:
-        facts = ", ".join(x for x in (frame.age_text, f"{frame.weight_kg:g} kg" if frame.weight_kg else None) if x)
-        lines.append(
-            f"(Bạn hỏi cho: {'trẻ em' if frame.population is Population.PEDIATRIC else 'người lớn'}"
-            + (f", {facts}" if facts else "") + ". duocthu không tự tính liều: hãy đối chiếu với mức liều dưới đây.)"
-        )
-    for claim in guarded.claims:
-        refs = "".join(f"[{index[i]}]" for i in claim.evidence_ids if i in index)
-        lines.append(f"- {claim.text} {refs}")
-    sources = []
-    for h in hits:
-        sources.append(f"[{index[h.doc_id]}] {h.chunk.display_name} — {h.chunk.section_title}, phần {h.chunk.part_index + 1}; "
-                       + "; ".join(h.chunk.source_refs))
-    lines.append("Nguồn:\n" + "\n".join(sources))
-    lines.append(msg.DEMO_NOTICE)
-    return "\n".join(lines)

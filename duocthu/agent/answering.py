@@ -30,6 +30,8 @@ _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 class Claim:
     text: str
     evidence_ids: tuple[str, ...]
+    heading: str | None = None  # the line the sentence sits under ("Truyền tĩnh mạch, trẻ sơ sinh:")
+    group: str | None = None  # a heading of its own in the answer ("Người lớn (để đối chiếu)")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,9 @@ class GenerationRequest:
     focus_words: tuple[str, ...] = ()  # words that select the most relevant sentences offline
     age_years: float | None = None  # a band containing it ("4–6 tuổi") ranks first offline
     weight_kg: float | None = None  # likewise for weight bands ("10–33 kg")
+    pediatric: bool = False  # a child's dose: children's lines first, adults' under their own heading
+    indication: str | None = None  # list mode: quote the sentence that names it
+    asked_unit: str | None = None  # a number asked for: sentences stating that unit first
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ def check_claims(request: GenerationRequest, claims: Sequence[Claim]) -> str | N
         if unknown:
             return "cited_unknown_evidence"
         cited_numbers = set().union(*(numbers_in(by_id[i].chunk.text) for i in claim.evidence_ids))
-        if not numbers_in(claim.text) <= cited_numbers:
+        if not numbers_in(f"{claim.heading or ''} {claim.text}") <= cited_numbers:
             return "numeric_grounding_failed"
     if request.list_mode:
         allowed = set(request.candidate_drug_ids)
@@ -123,7 +128,12 @@ def _without_verbatim_quotes(text: str, source: str) -> str:
 
 
 class ExtractiveAnswerGenerator:
-    """Offline answerer: verbatim sentences of the evidence, each citing its evidence id."""
+    """Offline answerer: verbatim sentences of the evidence, each citing its evidence id.
+
+    A sentence taken out of a list keeps the line it sits under ("Truyền tĩnh mạch, trẻ sơ sinh:")
+    as its heading; in list mode each drug is quoted with the sentence that names the indication;
+    a child's dose answer puts the children's lines first and the adults' under their own heading.
+    """
 
     name = "extractive"
 
@@ -132,39 +142,131 @@ class ExtractiveAnswerGenerator:
 
     def generate(self, request: GenerationRequest, budget: RequestBudget) -> GeneratedAnswer:
         if request.list_mode:
-            claims = []
-            seen: set[str] = set()
-            for hit in request.evidence:
-                if hit.chunk.drug_id in seen:
-                    continue
-                seen.add(hit.chunk.drug_id)
-                sentence = _best_sentences(hit.chunk.text, lexical_query_tokens(request.query), 1)[0]
-                claims.append(Claim(f"{hit.chunk.display_name}: «{sentence}»", (hit.doc_id,)))
-            return GeneratedAnswer(tuple(claims))
+            return GeneratedAnswer(tuple(self._list_claims(request)))
         focus = lexical_query_tokens(" ".join((request.query, *request.focus_words)))
-        total_sentences = sum(len(split_sentences(h.chunk.text)) for h in request.evidence)
-        claims = []
-        if total_sentences <= self.max_sentences * 2:
-            for hit in request.evidence:
-                for sentence in split_sentences(hit.chunk.text):
-                    claims.append(Claim(sentence, (hit.doc_id,)))
-        else:
+        units = [(order, position, unit, hit.doc_id) for order, hit in enumerate(request.evidence)
+                 for position, unit in enumerate(quote_units(hit.chunk.text))]
+        if len(units) > self.max_sentences * 2:
             scored = []
-            for order, hit in enumerate(request.evidence):
-                for position, sentence in enumerate(split_sentences(hit.chunk.text)):
-                    overlap = len(focus & set(folded_words(fold(sentence))))
-                    overlap += 3 * _band_contains(sentence, request.age_years, _AGE_BAND_RE)
-                    overlap += 3 * _band_contains(sentence, request.weight_kg, _WEIGHT_BAND_RE)
-                    scored.append((overlap, -order, -position, sentence, hit.doc_id))
-            scored.sort(reverse=True)
-            chosen = sorted(scored[: self.max_sentences], key=lambda s: (-s[1], -s[2]))
-            claims = [Claim(sentence, (doc_id,)) for *_, sentence, doc_id in chosen]
+            for order, position, unit, doc_id in units:
+                text = f"{unit.heading or ''} {unit.text}"
+                overlap = len(focus & set(folded_words(fold(text))))
+                overlap += 3 * _band_contains(text, request.age_years, _AGE_BAND_RE)
+                overlap += 3 * _band_contains(text, request.weight_kg, _WEIGHT_BAND_RE)
+                overlap += 3 * bool(request.asked_unit and states_unit(unit.text, request.asked_unit))
+                scored.append((overlap, -order, -position, unit, doc_id))
+            scored.sort(key=lambda item: item[:3], reverse=True)
+            chosen = sorted(scored[: self.max_sentences], key=lambda item: (-item[1], -item[2]))
+            units = [(-o, -p, unit, doc_id) for _, o, p, unit, doc_id in chosen]
+        claims = [Claim(unit.text, (doc_id,), unit.heading) for _, _, unit, doc_id in units]
+        if request.pediatric:
+            claims = children_first(claims)
         return GeneratedAnswer(tuple(claims))
+
+    def _list_claims(self, request: GenerationRequest) -> list[Claim]:
+        claims = []
+        seen: set[str] = set()
+        phrase = folded_words(request.indication or "")
+        for hit in request.evidence:
+            if hit.chunk.drug_id in seen or hit.chunk.section_key != "chi_dinh":
+                continue
+            seen.add(hit.chunk.drug_id)
+            units = quote_units(hit.chunk.text) or [QuoteUnit(hit.chunk.text)]
+            naming = [u for u in units if phrase and find_phrase(folded_words(u.text), phrase) >= 0]
+            unit = naming[0] if naming else _best_unit(units, lexical_query_tokens(request.query))
+            claims.append(Claim(f"{hit.chunk.display_name}: «{unit.text}»", (hit.doc_id,), unit.heading))
+        return claims
 
     def repair(
         self, request: GenerationRequest, answer: GeneratedAnswer, omissions: Sequence[str], budget: RequestBudget
     ) -> GeneratedAnswer:
         return answer
+
+
+@dataclass(frozen=True)
+class QuoteUnit:
+    text: str
+    heading: str | None = None
+
+
+_LABEL_RE = re.compile(r"^([^:.;]{2,120}?):\s+\S")
+MAX_HEADING_WORDS = 16
+
+
+def quote_units(text: str) -> list[QuoteUnit]:
+    """The sentences of a chunk, each with the heading it sits under.
+
+    A line ending with ":" heads the lines after it (until a blank line); a line opening with
+    "Label: …" heads its own later sentences. Both stay verbatim substrings of the chunk.
+    """
+    units: list[QuoteUnit] = []
+    header: str | None = None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped:
+            header = None
+            continue
+        if stripped.endswith(":") and len(stripped.split()) <= MAX_HEADING_WORDS:
+            header = stripped
+            continue
+        sentences = split_sentences(stripped)
+        label = _LABEL_RE.match(sentences[0]) if sentences else None
+        own = label.group(1) + ":" if label and len(label.group(1).split()) <= MAX_HEADING_WORDS else None
+        for index, sentence in enumerate(sentences):
+            heading = header
+            if index > 0 and own:
+                heading = f"{header} {own}" if header else own
+            units.append(QuoteUnit(sentence, heading))
+    return units
+
+
+_CHILD_RE = re.compile(r"\b(tre|so sinh|nhu nhi|be)\b|\d+\s*(?:[-–]\s*\d+\s*)?(?:tuoi|thang)\b|mg/kg")
+_ADULT_RE = re.compile(r"\bnguoi (lon|cao tuoi|truong thanh)\b")
+ADULT_GROUP = "Người lớn (không áp dụng cho trẻ; để đối chiếu)"
+
+
+def children_first(claims: Sequence[Claim]) -> list[Claim]:
+    """A child's dose answer: children's lines first, then general ones, adults' under their own heading."""
+    children, general, adults = [], [], []
+    for claim in claims:
+        text = fold(f"{claim.heading or ''} {claim.text}")
+        if _ADULT_RE.search(text) and not _CHILD_RE.search(fold(claim.text)):
+            adults.append(Claim(claim.text, claim.evidence_ids, claim.heading, ADULT_GROUP))
+        elif _CHILD_RE.search(text):
+            children.append(claim)
+        else:
+            general.append(claim)
+    return children + general + adults
+
+
+_DOSE_AMOUNT_RE = re.compile(
+    r"\d+(?:[.,]\d+)?\s*(?:[-–]\s*\d+(?:[.,]\d+)?\s*)?(?:mg/kg|mg|g|microgam|mcg|ml|đơn vị|iu|viên|gói|ống|giọt|nhát)"
+    r"(?!\w)(?!\s*/\s*phút)",
+    re.IGNORECASE,
+)
+
+
+def states_dose(sentence: str) -> bool:
+    """A quantity of the drug in the sentence ("500 mg", "15 mg/kg", "2 viên"); clearances do not count."""
+    return bool(_DOSE_AMOUNT_RE.search(sentence))
+
+
+_TIME_RE = re.compile(r"\d\s*(?:gio|phut|ngay|tuan|thang|nam)\b")
+
+
+def states_unit(sentence: str, unit: str) -> bool:
+    """Whether a sentence states a number in the unit asked ("%", "thời gian", "lần")."""
+    folded = fold(sentence)
+    if unit == "%":
+        return "%" in sentence or "phan tram" in folded
+    if unit == "thời gian":
+        return bool(_TIME_RE.search(folded))
+    return bool(re.search(r"\d\s*" + re.escape(fold(unit)), folded))
+
+
+def _best_unit(units: Sequence[QuoteUnit], focus: frozenset[str]) -> QuoteUnit:
+    ranked = sorted(enumerate(units), key=lambda item: (-len(focus & set(folded_words(fold(item[1].text)))), item[0]))
+    return ranked[0][1]
 
 
 _AGE_BAND_RE = re.compile(r"(\d+(?:[.,]\d+)?)\s*[–-]\s*(\d+(?:[.,]\d+)?)\s*tuổi")
@@ -181,21 +283,13 @@ def _band_contains(sentence: str, value: float | None, pattern: re.Pattern[str])
     return False
 
 
-def _best_sentences(text: str, focus: frozenset[str], n: int) -> list[str]:
-    sentences = split_sentences(text) or [text]
-    ranked = sorted(
-        enumerate(sentences), key=lambda item: (-len(focus & set(folded_words(fold(item[1])))), item[0])
-    )
-    return [s for _, s in ranked[:n]]
-
-
 class VerbatimEntailmentChecker:
     """Offline entailment: each claim's quoted text must occur verbatim in its cited evidence."""
 
     def check(self, request: GenerationRequest, answer: GeneratedAnswer, budget: RequestBudget) -> EntailmentReport:
         by_id = {h.doc_id: h for h in request.evidence}
         for claim in answer.claims:
-            quoted = re.findall(r"«(.+?)»", claim.text) or [claim.text]
+            quoted = (re.findall(r"«(.+?)»", claim.text) or [claim.text]) + ([claim.heading] if claim.heading else [])
             sources = " ".join(by_id[i].chunk.text for i in claim.evidence_ids if i in by_id)
             if not all(_squash(q) in _squash(sources) for q in quoted):
                 return EntailmentReport(False, detail=f"not verbatim: {claim.text[:80]}")

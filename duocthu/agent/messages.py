@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from duocthu.agent.frame import QueryFrame
+from duocthu.sections import SECTION_TITLES
 from duocthu.text import fold
+from duocthu.understanding.frame import QueryFrame
 
 DEMO_NOTICE = (
     "Dữ liệu minh họa do dự án duocthu biên soạn, không phải văn bản Dược thư Quốc gia, "
@@ -11,17 +12,25 @@ DEMO_NOTICE = (
 )
 
 SMALLTALK_REPLY = (
-    "Xin chào! Tôi là trợ lý tra cứu thuốc của duocthu. Bạn có thể hỏi về liều dùng, chống chỉ định, "
+    "Xin chào! Tôi là trợ lý tra cứu thuốc của duocthu — một chương trình máy tính, không phải bác sĩ hay dược sĩ. Bạn có thể hỏi về liều dùng, chống chỉ định, "
     "tác dụng phụ, tương tác thuốc… của một thuốc trong Dược thư (bản demo), hoặc hỏi thuốc nào có chỉ "
     "định cho một bệnh. " + DEMO_NOTICE
 )
 
 REASON_TEXT: dict[str, str] = {
-    "grounded_evidence_available": "Có bằng chứng trong Dược thư (bản demo) và câu trả lời đã qua kiểm tra trích dẫn.",
+    "grounded_evidence_available": "Có bằng chứng trong Dược thư (bản demo); câu trả lời trích nguyên văn.",
+    "contraindicated_for_patient": "Dược thư (bản demo) chống chỉ định thuốc này với người bệnh được mô tả.",
+    "crisis": "Có dấu hiệu bạn đang gặp khủng hoảng: không đưa liều hay số lượng thuốc; hãy gọi 115.",
+    "emergency": "Dấu hiệu cấp cứu: cần gọi 115 hoặc đến cơ sở y tế ngay, không tự dùng thuốc.",
+    "overdose_taken": "Đã dùng quá liều: gọi 115 hoặc đến cơ sở y tế ngay; kèm mục Quá liều và xử trí.",
+    "medical_out_of_scope": "Câu hỏi y khoa không về một thuốc: duocthu chỉ trả lời về thuốc trong Dược thư (bản demo).",
+    "ambiguous_drug_name": "Tên thuốc gần giống nhiều thuốc hoặc không đủ gần: cần bạn chọn.",
+    "ambiguous_intent": "Chưa rõ bạn muốn biết mục nào của thuốc: cần bạn chọn.",
+    "number_not_stated": "Mục liên quan không nêu con số được hỏi; không đưa con số khác thay thế.",
     "visual_verification_required": "Bằng chứng có bảng chưa được đối chiếu với bản in: cần kiểm tra trang PDF.",
-    "smalltalk": "Lời chào — không cần tra cứu.",
+    "smalltalk": "Lời chào hoặc câu hỏi về trợ lý — không cần tra cứu.",
     "out_of_scope": "Ngoài phạm vi: duocthu chỉ trả lời câu hỏi về thuốc trong Dược thư (bản demo).",
-    "drug_not_in_formulary": "Thuốc được hỏi không có trong Dược thư (bản demo).",
+    "drug_not_in_formulary": "Thuốc hoặc thành phần được hỏi không có trong Dược thư (bản demo).",
     "no_drug": "Chưa rõ bạn hỏi về thuốc nào.",
     "missing_attribute": "Chưa rõ bạn muốn biết thông tin gì về thuốc.",
     "missing_population": "Cần biết người dùng thuốc là người lớn hay trẻ em để chọn đúng liều.",
@@ -55,6 +64,19 @@ REASON_TEXT: dict[str, str] = {
     "internal_error": "Lỗi hệ thống không mong đợi; lượt này không được trả lời.",
 }
 
+QUOTES_CHECKED_TEXT = "Có bằng chứng trong Dược thư (bản demo) và câu trả lời đã qua kiểm tra trích dẫn."
+RETRIEVAL_ONLY_TEXT = "Chế độ chỉ truy xuất: không tạo câu trả lời, các đoạn Dược thư (bản demo) được trích nguyên văn."
+
+
+def reason_text(reason: str, quotes_checked: bool = False, generated: bool = True) -> str:
+    """The one-line reason shown with a reply; "đã qua kiểm tra trích dẫn" only when every quote was checked."""
+    if not generated and reason in ("grounded_evidence_available", "visual_verification_required"):
+        return RETRIEVAL_ONLY_TEXT
+    if reason == "grounded_evidence_available" and quotes_checked:
+        return QUOTES_CHECKED_TEXT
+    return REASON_TEXT.get(reason, "")
+
+
 _CONDITION_SUGGESTIONS = {
     "dau": ("Đau đầu", "Đau răng", "Đau bụng kinh", "Đau khớp"),
     "viem": ("Viêm họng", "Viêm phổi mắc phải cộng đồng", "Viêm khớp dạng thấp", "Viêm mũi dị ứng"),
@@ -70,8 +92,11 @@ def vi_number(value: float) -> str:
     return f"{value:g}".replace(".", ",")
 
 
-def clarify_question(reason: str, frame: QueryFrame, drug_name: str | None) -> tuple[str, tuple[str, ...]]:
+def clarify_question(
+    reason: str, frame: QueryFrame, drug_name: str | None, drug_names: dict[str, str] | None = None
+) -> tuple[str, tuple[str, ...]]:
     drug = drug_name or "thuốc này"
+    drug_names = drug_names or {}
     if reason == "missing_population":
         return f"Bạn hỏi liều {drug} cho người lớn hay trẻ em?", ("Người lớn", "Trẻ em")
     if reason == "missing_pediatric_age_or_weight":
@@ -93,18 +118,71 @@ def clarify_question(reason: str, frame: QueryFrame, drug_name: str | None) -> t
         return "Bạn muốn tìm thuốc cho bệnh hoặc triệu chứng nào?", ("Tăng huyết áp", "Sốt", "Đau đầu")
     if reason == "no_drug":
         return "Bạn hỏi về thuốc nào? (ví dụ: paracetamol, amoxicilin, metformin)", ()
+    if reason == "ambiguous_drug_name":
+        mention = frame.ambiguous_names[0] if frame.ambiguous_names else None
+        names = tuple(drug_names.get(d, d) for d in (mention.candidates if mention else [])[:4])
+        typed = f"«{mention.surface}»" if mention else "tên thuốc này"
+        if not names:
+            return f"Không tìm thấy {typed} trong Dược thư (bản demo). Bạn kiểm tra lại tên thuốc giúp nhé?", ()
+        return f"Không chắc {typed} là thuốc nào trong Dược thư (bản demo). Có phải bạn hỏi về một trong các thuốc sau?", names
+    if reason == "ambiguous_intent":
+        titles = tuple(SECTION_TITLES[k] for k in frame.section_candidates[:3])
+        return f"Bạn muốn biết mục nào của {drug}?", titles
     if frame.clarify_reason == "unresolved_second_drug":
         return f"Bạn muốn hỏi {drug} dùng chung với thuốc nào? Hãy cho biết tên thuốc (hoạt chất hoặc biệt dược).", ()
     return f"Bạn có thể nói rõ hơn câu hỏi về {drug} không?", ()
 
 
-def abstain_message(reason: str, frame: QueryFrame | None = None, detail: str = "") -> str:
+CRISIS_REPLY = (
+    "Mình rất tiếc khi bạn đang phải trải qua cảm giác này, và mình muốn bạn được an toàn ngay lúc này. "
+    "Mình không thể đưa ra liều hay số lượng thuốc. Nếu bạn đã uống thuốc hoặc đang có ý định làm hại bản thân, "
+    "hãy gọi ngay 115 hoặc đến khoa cấp cứu gần nhất. Ngay bây giờ, hãy gọi hoặc nhắn cho một người bạn tin "
+    "tưởng — người thân, bạn bè, thầy cô — để họ ở cạnh bạn, và để thuốc xa tầm tay. Bạn không phải một mình "
+    "vượt qua chuyện này; bác sĩ và chuyên gia tâm lý có thể giúp bạn."
+)
+EMERGENCY_REPLY = (
+    "Những dấu hiệu bạn mô tả có thể là tình trạng cấp cứu. Hãy gọi ngay 115 hoặc đưa người bệnh đến khoa cấp "
+    "cứu gần nhất. Trong lúc chờ, không tự dùng thêm thuốc trừ khi nhân viên y tế hướng dẫn; nếu có, mang theo "
+    "các thuốc người bệnh đang dùng. duocthu không gợi ý thuốc cho tình huống cấp cứu."
+)
+OVERDOSE_FIRST_LINE = (
+    "Nếu đã uống quá liều: gọi ngay 115 hoặc đến cơ sở y tế gần nhất, mang theo vỏ hộp/vỉ thuốc; không tự gây "
+    "nôn nếu chưa được nhân viên y tế hướng dẫn."
+)
+MEDICAL_OUT_OF_SCOPE_REPLY = (
+    "duocthu chỉ trả lời về các thuốc trong Dược thư (bản demo): liều dùng, chống chỉ định, tác dụng phụ, tương "
+    "tác… Câu hỏi về triệu chứng, chẩn đoán, mức độ nặng, xét nghiệm hay chế độ ăn cần được bác sĩ khám và tư "
+    "vấn. Nếu có dấu hiệu cấp cứu (khó thở, đau ngực, co giật, lơ mơ, nôn ra máu…) hãy gọi 115. Nếu bạn muốn "
+    "biết thuốc nào có chỉ định cho một bệnh, hãy hỏi: «Thuốc nào trị …?»."
+)
+
+
+def not_in_book_message(names: list[str], suggestions: dict[str, str], drug_names: dict[str, str]) -> str:
+    listed = ", ".join(f"«{n}»" for n in names)
+    text = (
+        f"{listed} không có trong Dược thư (bản demo) của duocthu, nên duocthu không trả lời thay bằng một "
+        "thuốc khác. Hãy kiểm tra lại tên thuốc (hoạt chất hoặc biệt dược), hoặc hỏi dược sĩ."
+    )
+    offered = [drug_names.get(d, d) for name, d in suggestions.items() if name in names]
+    if offered:
+        text += " Tên gần giống trong Dược thư: " + ", ".join(dict.fromkeys(offered)) + " (là thuốc khác)."
+    return text
+
+
+def abstain_message(
+    reason: str, frame: QueryFrame | None = None, detail: str = "", drug_names: dict[str, str] | None = None
+) -> str:
     if reason == "drug_not_in_formulary" and frame is not None:
-        names = ", ".join(frame.unknown_drugs)
-        return (
-            f"Không tìm thấy «{names}» trong Dược thư (bản demo) của duocthu. Hãy kiểm tra lại tên thuốc "
-            "(tên hoạt chất hoặc biệt dược), hoặc hỏi dược sĩ."
-        )
+        names = list(frame.unknown_drugs) + [n for p in frame.products for n in p.uncovered]
+        return not_in_book_message(list(dict.fromkeys(names)), frame.suggestions, drug_names or {})
+    if reason == "crisis":
+        return CRISIS_REPLY
+    if reason == "emergency":
+        return EMERGENCY_REPLY
+    if reason == "overdose_taken":
+        return OVERDOSE_FIRST_LINE + " duocthu không nhận ra thuốc đã uống trong Dược thư (bản demo)."
+    if reason == "medical_out_of_scope":
+        return MEDICAL_OUT_OF_SCOPE_REPLY
     if reason == "out_of_scope":
         return (
             "Xin lỗi, tôi chỉ trả lời câu hỏi về thuốc trong Dược thư (bản demo), ví dụ liều dùng, chống chỉ "

@@ -34,6 +34,30 @@ class EvidenceView(BaseModel):
         )
 
 
+class SafetyView(BaseModel):
+    """What the book says against this patient: one verbatim sentence and the fact it matched."""
+
+    drug_id: str
+    kind: str  # contraindication | age_limit | caution | interaction | pregnancy | breastfeeding
+    matched: str
+    doc_id: str
+    quote: str
+    applies: bool  # covers this patient for certain (it changed the answer)
+    section_title: str = ""
+    source_refs: list[str] = Field(default_factory=list)
+    requires_visual_check: bool = False
+
+
+class ClaimView(BaseModel):
+    """One quoted sentence of the answer, with what it is cited from."""
+
+    text: str
+    evidence_ids: list[str]
+    drug_id: str | None = None
+    heading: str | None = None  # the line it sits under (route, population), shown with it
+    group: str | None = None  # e.g. "Người lớn (để đối chiếu)" in a child's dose answer
+
+
 class AgentReply(BaseModel):
     conversation_id: str
     outcome: str  # answerable | clarify | abstain | verify_pdf
@@ -52,6 +76,11 @@ class AgentReply(BaseModel):
     steps: list[str] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
     memory: str = "ok"  # ok | unavailable | none
+    safety: list[SafetyView] = Field(default_factory=list)
+    claims: list[ClaimView] = Field(default_factory=list)
+    notices: list[str] = Field(default_factory=list)  # what the answer says before its quotes
+    quotes_checked: bool = False  # every quote contains what it is cited for
+    generated: bool = True  # False in retrieval-only mode: the evidence is shown as found
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

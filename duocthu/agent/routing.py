@@ -1,17 +1,21 @@
 """The routing table of one turn: read it top to bottom; the first matching row wins.
 
 Each row is data — its number, the condition in words, the outcome in words, and two small
-functions (when it applies, what it decides). The agent executes the outcome.
+functions (when it applies, what it decides). The agent executes the outcome. Rows 1–16 are the
+spec's, in the spec's order; rows 17–25 are this project's, placed where they must act (the
+crisis and emergency rows right after the scope guard, the contraindicated-dose row before the
+paediatric gates, …). Numbers identify rows; the tuple's order is the order of evaluation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
-from duocthu.agent import patterns as p
-from duocthu.agent.frame import ConditionRelation, Population, QueryFrame, TurnType
+from duocthu.retrieval.safety import SafetyScreen
+from duocthu.understanding.frame import ConditionRelation, Population, QueryFrame, TurnType
+from duocthu.understanding.scope import looks_non_human
 
 
 class Action(StrEnum):
@@ -20,7 +24,10 @@ class Action(StrEnum):
     SMALLTALK = "smalltalk"
     CONDITION_TO_DRUG = "condition_to_drug"
     INTERACTION = "interaction"
+    INTERACTION_WITH_UNKNOWN = "interaction_with_unknown"
     SINGLE_DRUG = "single_drug"
+    CONTRAINDICATED = "contraindicated"
+    OVERDOSE = "overdose"
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,7 @@ class RouteContext:
     turn: str
     frame: QueryFrame
     known_tokens: frozenset[str]
+    screen: SafetyScreen = field(default_factory=lambda: SafetyScreen((), ()))
 
 
 @dataclass(frozen=True)
@@ -46,20 +54,20 @@ class Rule:
     decide: Callable[[RouteContext], RouteDecision]
 
 
-def looks_non_human(turn: str, known_tokens: frozenset[str] = frozenset()) -> bool:
-    """Deterministic scope guard: empty, symbol soup, code, gibberish or instruction attacks."""
-    text = turn.strip()
-    if not text:
-        return True
-    if p.looks_like_instruction_attack(text) or p.looks_like_code(text):
-        return True
-    if p.letter_ratio(text) < 0.5:
-        return True
-    return p.looks_like_gibberish(text, set(known_tokens))
+_DRUG_QUESTIONS = (TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW, TurnType.DOSING_CALC)
 
 
 def _is_dosing(frame: QueryFrame) -> bool:
     return frame.turn_type is TurnType.DOSING_CALC and bool(frame.drugs) and not frame.wants_section_overview
+
+
+def _asks_dose(frame: QueryFrame) -> bool:
+    return frame.asks_dose and not frame.wants_section_overview
+
+
+def _asks_quantity(frame: QueryFrame) -> bool:
+    return frame.asks_dose or frame.section_key == "qua_lieu_va_xu_tri" or frame.asks_number is not None \
+        or frame.turn_type is TurnType.OVERDOSE_TAKEN
 
 
 def _fixed(rule: int, action: Action, reason: str | None = None) -> Callable[[RouteContext], RouteDecision]:
@@ -77,9 +85,40 @@ def _rule_8(ctx: RouteContext) -> RouteDecision:
     return RouteDecision(8, Action.CLARIFY, reason)
 
 
+def _rule_19(ctx: RouteContext) -> RouteDecision:
+    return RouteDecision(19, Action.OVERDOSE if ctx.frame.drugs else Action.ABSTAIN, "overdose_taken")
+
+
+def _uncovered_components(frame: QueryFrame) -> list[str]:
+    return [name for product in frame.products for name in product.uncovered]
+
+
 ROUTING_TABLE: tuple[Rule, ...] = (
     Rule(1, "looks_non_human(turn)", "abstain / out_of_scope",
          lambda c: looks_non_human(c.turn, c.known_tokens), _fixed(1, Action.ABSTAIN, "out_of_scope")),
+    Rule(17, "self-harm intent, or a dose/quantity asked in a conversation with a self-harm signal",
+         "abstain / crisis (no doses, no quantities; 115)",
+         lambda c: c.frame.turn_type is TurnType.CRISIS or (c.frame.patient.crisis and _asks_quantity(c.frame)),
+         _fixed(17, Action.ABSTAIN, "crisis")),
+    Rule(18, "emergency signs described now", "abstain / emergency (urgent care, no drug)",
+         lambda c: c.frame.turn_type is TurnType.EMERGENCY, _fixed(18, Action.ABSTAIN, "emergency")),
+    Rule(19, "an overdose already taken", "115 first, then Quá liều và xử trí (abstain when no drug of the book)",
+         lambda c: c.frame.turn_type is TurnType.OVERDOSE_TAKEN, _rule_19),
+    Rule(20, "a dose of a product whose components the book does not all cover",
+         "abstain / drug_not_in_formulary naming the uncovered component",
+         lambda c: _asks_dose(c.frame) and bool(_uncovered_components(c.frame)),
+         _fixed(20, Action.ABSTAIN, "drug_not_in_formulary")),
+    Rule(21, "no drug of the book, but a near miss that could be several or is distant",
+         "clarify / ambiguous_drug_name (candidates as quick replies)",
+         lambda c: not c.frame.drugs and bool(c.frame.ambiguous_names) and not c.frame.unknown_drugs,
+         _fixed(21, Action.CLARIFY, "ambiguous_drug_name")),
+    Rule(22, "a dose, or whether the drug can be used, asked for a patient a Chống chỉ định of the drug applies to",
+         "answerable / contraindicated_for_patient (the contraindication is the answer, no dose; other sections "
+         "as quick replies)",
+         lambda c: bool(c.frame.drugs) and c.frame.turn_type in _DRUG_QUESTIONS
+         and (_asks_dose(c.frame) or "section_named" not in c.frame.cues)
+         and all(c.screen.contraindicated(d) for d in c.frame.drugs),
+         _fixed(22, Action.CONTRAINDICATED, "contraindicated_for_patient")),
     Rule(2, "dosing_calc + drugs + not a section overview, population is None", "clarify / missing_population",
          lambda c: _is_dosing(c.frame) and c.frame.population is None,
          _fixed(2, Action.CLARIFY, "missing_population")),
@@ -108,26 +147,40 @@ ROUTING_TABLE: tuple[Rule, ...] = (
          _fixed(9, Action.ABSTAIN, "unsupported_reverse_relation")),
     Rule(10, "drug_attribute with drugs but no attribute", "clarify / missing_attribute",
          lambda c: c.frame.turn_type is TurnType.DRUG_ATTRIBUTE and bool(c.frame.drugs)
-         and not c.frame.attribute and c.frame.section_key is None,
+         and not c.frame.attribute and c.frame.section_key is None and not c.frame.section_candidates,
          _fixed(10, Action.CLARIFY, "missing_attribute")),
+    Rule(23, "drug_attribute with drugs, the section uncertain (below the intent margin)",
+         "clarify / ambiguous_intent (the likeliest sections as quick replies)",
+         lambda c: c.frame.turn_type is TurnType.DRUG_ATTRIBUTE and bool(c.frame.drugs)
+         and c.frame.section_key is None and bool(c.frame.section_candidates),
+         _fixed(23, Action.CLARIFY, "ambiguous_intent")),
     Rule(11, "smalltalk", "answerable / smalltalk (fixed greeting)",
          lambda c: c.frame.turn_type is TurnType.SMALLTALK, _fixed(11, Action.SMALLTALK, "smalltalk")),
     Rule(12, "out_of_scope", "abstain / out_of_scope",
          lambda c: c.frame.turn_type is TurnType.OUT_OF_SCOPE, _fixed(12, Action.ABSTAIN, "out_of_scope")),
+    Rule(24, "a health question that names no drug and asks for none", "abstain / medical_out_of_scope",
+         lambda c: c.frame.turn_type is TurnType.MEDICAL_QUESTION and not c.frame.drugs and not c.frame.unknown_drugs,
+         _fixed(24, Action.ABSTAIN, "medical_out_of_scope")),
     Rule(13, "no drugs, but unknown_drugs", "abstain / drug_not_in_formulary naming them",
          lambda c: not c.frame.drugs and bool(c.frame.unknown_drugs),
          _fixed(13, Action.ABSTAIN, "drug_not_in_formulary")),
     Rule(14, "no drugs at all", "clarify / no_drug",
-         lambda c: not c.frame.drugs, _fixed(14, Action.CLARIFY, "no_drug")),
+         lambda c: not c.frame.drugs and not c.frame.unknown_drugs, _fixed(14, Action.CLARIFY, "no_drug")),
     Rule(15, "interaction with ≥2 drugs", "_interaction()",
          lambda c: c.frame.turn_type is TurnType.INTERACTION and len(c.frame.drugs) >= 2,
          _fixed(15, Action.INTERACTION)),
+    Rule(25, "interaction of a drug of the book with a medicine not in it",
+         "the other medicine looked up by name in the drug's Tương tác thuốc and Chống chỉ định",
+         lambda c: c.frame.turn_type is TurnType.INTERACTION and len(c.frame.drugs) == 1 and bool(c.frame.unknown_drugs),
+         _fixed(25, Action.INTERACTION_WITH_UNKNOWN)),
     Rule(16, "otherwise", "_single_drug()", lambda c: True, _fixed(16, Action.SINGLE_DRUG)),
 )
 
 
-def route(turn: str, frame: QueryFrame, known_tokens: frozenset[str] = frozenset()) -> RouteDecision:
-    context = RouteContext(turn, frame, known_tokens)
+def route(
+    turn: str, frame: QueryFrame, known_tokens: frozenset[str] = frozenset(), screen: SafetyScreen | None = None
+) -> RouteDecision:
+    context = RouteContext(turn, frame, known_tokens, screen or SafetyScreen((), ()))
     for rule in ROUTING_TABLE:
         if rule.applies(context):
             return rule.decide(context)

@@ -4,6 +4,7 @@ Runners return pandas DataFrames with one row per item (and per method), so a no
 group, plot and write metrics, and a test can assert on the same numbers.
 """
 
+from duocthu.evaluation.checks import TurnCheck, check_turn, states_a_dose
 from duocthu.evaluation.data import (
     EVAL_DIR,
     EVAL_SETS,
@@ -27,9 +28,7 @@ from duocthu.evaluation.metrics import (
 )
 from duocthu.evaluation.runners import (
     SECTION_METHODS,
-    TurnCheck,
     agent_summary,
-    check_turn,
     clarify_turns,
     evaluate_agent,
     evaluate_indications,
@@ -71,6 +70,7 @@ __all__ = [
     "NO_PREDICTION",
     "SECTION_METHODS",
     "TurnCheck",
+    "states_a_dose",
     "accuracy",
     "agent_summary",
     "apply_minimum_score",

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from duocthu.evaluation.metrics import accuracy, hit_at_k, precision_recall, reciprocal_rank
+from duocthu.evaluation.checks import check_turn
+from duocthu.evaluation.metrics import hit_at_k, precision_recall, reciprocal_rank
 from duocthu.retrieval.policy import EvidencePolicy
 from duocthu.retrieval.service import RetrievalService
 from duocthu.sections import resolve_section
@@ -115,30 +115,12 @@ def evaluate_indications(
     return pd.DataFrame.from_records(records)
 
 
-@dataclass(frozen=True)
-class TurnCheck:
-    field: str
-    expected: Any
-    actual: Any
-
-    @property
-    def ok(self) -> bool:
-        if self.field == "drugs":
-            return sorted(self.expected) == sorted(self.actual or [])
-        return bool(self.expected == self.actual)
-
-
-def check_turn(expected: dict[str, Any], reply: dict[str, Any]) -> list[TurnCheck]:
-    frame = reply.get("frame") or {}
-    actual = {
-        "outcome": reply.get("outcome"), "reason": reply.get("reason"), "rule": reply.get("rule"),
-        "drugs": frame.get("drugs", []), "section_key": frame.get("section_key"),
-    }
-    return [TurnCheck(field, value, actual.get(field)) for field, value in expected.items()]
-
-
 def evaluate_agent(agent: Any, scenarios: Sequence[dict[str, Any]], prefix: str = "eval") -> pd.DataFrame:
-    """Run each scenario as one conversation; one row per turn with what matched."""
+    """Run each scenario as one conversation; one row per turn with what matched.
+
+    Columns include the scenario's ``kind`` and ``rewords`` (test sets), each check's result as
+    ``check_<name>`` (True/False, missing when the label does not give it), and the frame's section.
+    """
     records = []
     for scenario in scenarios:
         conversation_id = f"{prefix}-{scenario['id']}-{time.monotonic_ns()}"
@@ -147,15 +129,28 @@ def evaluate_agent(agent: Any, scenarios: Sequence[dict[str, Any]], prefix: str 
             reply = agent.handle(turn["text"], conversation_id).to_json_dict()
             ms = (time.perf_counter() - started) * 1000
             checks = check_turn(turn["expected"], reply)
+            expected_outcome = turn["expected"].get("outcome")
             records.append({
-                "scenario": scenario["id"], "turn": number, "text": turn["text"],
-                "expected_outcome": turn["expected"].get("outcome"), "outcome": reply["outcome"],
+                "scenario": scenario["id"], "kind": scenario.get("kind"), "rewords": scenario.get("rewords"),
+                "turn": number, "text": turn["text"],
+                "expected_outcome": expected_outcome if isinstance(expected_outcome, str) else "|".join(expected_outcome or []),
+                "outcome": reply["outcome"], "outcome_ok": next((c.ok for c in checks if c.field == "outcome"), True),
                 "expected_rule": turn["expected"].get("rule"), "rule": reply["rule"], "reason": reply["reason"],
+                "expected_section": turn["expected"].get("section_key", "—"),
+                "section": (reply.get("frame") or {}).get("section_key"),
                 "correct": all(c.ok for c in checks),
+                **{f"check_{c.field}": c.ok for c in checks},
                 "mismatches": "; ".join(f"{c.field}: expected {c.expected!r}, got {c.actual!r}" for c in checks if not c.ok),
-                "ms": ms,
+                "expected": turn["expected"], "ms": ms,
             })
     return pd.DataFrame.from_records(records)
+
+
+def _outcome_ok(turns: pd.DataFrame) -> pd.Series:
+    """Whether each turn's outcome matched (a label may allow several outcomes)."""
+    if "outcome_ok" in turns:
+        return turns["outcome_ok"].astype(bool)
+    return turns["expected_outcome"] == turns["outcome"]
 
 
 def agent_summary(turns: pd.DataFrame) -> dict[str, Any]:
@@ -165,7 +160,7 @@ def agent_summary(turns: pd.DataFrame) -> dict[str, Any]:
     return {
         "turns": len(turns),
         "scenarios": int(turns["scenario"].nunique()),
-        "outcome_accuracy": accuracy(zip(turns["expected_outcome"], turns["outcome"], strict=True)),
+        "outcome_accuracy": float(_outcome_ok(turns).mean()),
         "turn_accuracy": float(turns["correct"].mean()),
         "scenario_accuracy": float(turns.groupby("scenario")["correct"].all().mean()),
         "latency_ms_p50": float(turns["ms"].median()),
@@ -182,7 +177,7 @@ def per_rule_table(turns: pd.DataFrame) -> pd.DataFrame:
     outcomes = {rule.number: rule.outcome for rule in ROUTING_TABLE}
     frame = turns.assign(
         rule=turns["rule"].astype("Int64"), expected_rule=turns["expected_rule"].astype("Int64"),
-        outcome_ok=turns["expected_outcome"] == turns["outcome"],
+        outcome_ok=_outcome_ok(turns),
     )
     frame = frame.assign(rule_ok=(frame["rule"] == frame["expected_rule"]).fillna(False))
     fired = frame.groupby("rule", dropna=False).agg(

@@ -42,6 +42,9 @@ class EvidencePolicy:
     lexical_scorer: str = "count"  # "count" (the spec) | "bm25"
     bm25_pool_min_score: float = 12.0
     indication_mode: str = "keyword_then_dense"  # | "keyword" | "dense" | "hybrid"
+    # The condition in the book's words (the reviewed synonym table) tried when the user's words find
+    # nothing, before the dense fallback: "fallback" | "off" (the spec: keyword, then dense). Notebook 03.
+    indication_synonyms: str = "fallback"
 
     def with_overrides(self, **changes: Any) -> EvidencePolicy:
         for key in ("lexical_pool_enabled_sections", "lexical_pool_excluded_sections"):

@@ -1,137 +1,365 @@
-"""Stage-2 patient-specific safety evidence for drugs already found by reverse lookup.
+"""The patient-safety screen: what the book says against *this* patient, for every drug of a reply.
 
-It never creates candidates. Each facet runs its own relation-specific search so that, e.g.,
-a kidney term cannot make an unrelated interaction chunk look supported. Absence of a hit is
-recorded as INSUFFICIENT_EVIDENCE — never as "safe".
+The spec's stage-2 patient facets (reverse lookup only) grown to every route. For each drug and
+the patient's facts it reads, with relation-specific matching:
+
+| fact | sections read | finding kind |
+|---|---|---|
+| age (limits parsed at index time) | Chống chỉ định | ``age_limit`` |
+| pregnancy, breastfeeding | Chống chỉ định; Thời kỳ mang thai / cho con bú | ``contraindication``; ``pregnancy`` / ``breastfeeding`` |
+| conditions (and their severe forms) | Chống chỉ định; Thận trọng | ``contraindication``; ``caution`` |
+| medicines being taken (names, brands, classes) | Chống chỉ định; Tương tác thuốc of both drugs | ``contraindication``; ``interaction`` |
+
+Every finding is a verbatim sentence with its chunk. ``applies`` is True only when the book's
+statement covers the patient for certain (a child under the stated age; a contraindicated condition
+the patient has, not only a severe form of it); otherwise it is shown without changing the answer.
+A fact with no finding is reported as not found — never as safe. It never creates candidates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from duocthu.lexical import lexical_query_tokens
+from duocthu.chunker import split_sentences
 from duocthu.qdrant_store import QdrantStore
 from duocthu.retrieval.policy import EvidencePolicy
-from duocthu.text import find_phrase, folded_words
-from duocthu.types import DrugCandidate, Hit
+from duocthu.text import find_phrase, fold, folded_words
+from duocthu.types import Chunk, ChunkKind, DrugCandidate, Hit, PopulationLimit, ScoreKind
+
+
+class FindingKind(StrEnum):
+    CONTRAINDICATION = "contraindication"
+    AGE_LIMIT = "age_limit"
+    CAUTION = "caution"
+    INTERACTION = "interaction"
+    PREGNANCY = "pregnancy"
+    BREASTFEEDING = "breastfeeding"
 
 
 class CandidateStatus(StrEnum):
+    CONTRAINDICATED = "contraindicated"  # a Chống chỉ định sentence applies to the patient
     SAFETY_EVIDENCE_FOUND = "safety_evidence_found"
-    INSUFFICIENT_EVIDENCE = "insufficient_evidence"
+    INSUFFICIENT_EVIDENCE = "insufficient_evidence"  # nothing found — never "safe"
 
 
 @dataclass(frozen=True)
-class PatientContext:
-    """Facts about the patient that select safety sections (not evidence themselves)."""
+class ConditionTerm:
+    """A patient's condition and the phrases that name it in the book."""
 
-    current_medications: tuple[str, ...] = ()
-    conditions: tuple[str, ...] = ()  # comorbidities, e.g. "suy thận", "loét dạ dày"
+    label: str
+    phrases: tuple[str, ...]  # the condition's own forms
+    narrower: tuple[str, ...] = ()  # forms of its severe/specific forms ("suy thận nặng" for "suy thận")
+    severe: bool = False  # the patient stated the severe form
+    clearance_below: float | None = None
+
+
+@dataclass(frozen=True)
+class MedicationTerm:
+    """A medicine being taken: the names, brands and classes the book may call it by."""
+
+    label: str
+    phrases: tuple[str, ...]
+    drug_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PatientProfile:
+    """Facts about the patient that select safety sentences (they are not evidence themselves)."""
+
+    age_years: float | None = None
+    age_text: str | None = None
+    pediatric: bool = False
+    elderly: bool = False
     pregnant: bool = False
+    trimester: int | None = None
     breastfeeding: bool = False
+    conditions: tuple[ConditionTerm, ...] = ()
+    medications: tuple[MedicationTerm, ...] = ()
+    renal_clearance_ml_min: float | None = None
 
     @property
-    def requires_safety_review(self) -> bool:
-        return bool(self.current_medications or self.conditions or self.pregnant or self.breastfeeding)
+    def is_empty(self) -> bool:
+        return not (self.age_years is not None or self.pediatric or self.elderly or self.pregnant
+                    or self.breastfeeding or self.conditions or self.medications)
 
-    def interaction_queries(self) -> tuple[str, ...]:
-        return self.current_medications
+    def facts(self) -> tuple[str, ...]:
+        """The facts screened, as shown back ("6 tuổi", "mang thai", "hen phế quản", "đang dùng warfarin")."""
+        shown: list[str] = []
+        if self.age_text:
+            shown.append(self.age_text)
+        elif self.pediatric:
+            shown.append("trẻ em")
+        elif self.elderly:
+            shown.append("người cao tuổi")
+        if self.pregnant:
+            shown.append("mang thai" + (f" (3 tháng {('đầu', 'giữa', 'cuối')[self.trimester - 1]})"
+                                        if self.trimester else ""))
+        if self.breastfeeding:
+            shown.append("cho con bú")
+        shown += [c.label for c in self.conditions]
+        shown += [f"đang dùng {m.label}" for m in self.medications]
+        return tuple(shown)
 
-    def warning_query(self) -> tuple[str, ...]:
-        return self.conditions
 
-    def dosage_context_query(self) -> tuple[str, ...]:
-        renal_hepatic = ("suy thận", "suy gan", "thận", "gan", "cao tuổi", "trẻ em")
-        return tuple(c for c in self.conditions if any(t in c for t in renal_hepatic))
+@dataclass(frozen=True)
+class SafetyFinding:
+    drug_id: str
+    kind: FindingKind
+    matched: str  # the patient fact it matched
+    quote: str  # a verbatim sentence of the book
+    hit: Hit
+    applies: bool  # covers this patient for certain (changes the answer)
+
+    @property
+    def doc_id(self) -> str:
+        return self.hit.doc_id
+
+
+@dataclass(frozen=True)
+class SafetyScreen:
+    drugs: tuple[str, ...]
+    facts: tuple[str, ...]
+    findings: tuple[SafetyFinding, ...] = ()
+
+    @property
+    def hits(self) -> tuple[Hit, ...]:
+        return tuple({f.hit.doc_id: f.hit for f in self.findings}.values())
+
+    def for_drug(self, drug_id: str) -> tuple[SafetyFinding, ...]:
+        return tuple(f for f in self.findings if f.drug_id == drug_id)
+
+    def contraindicated(self, drug_id: str | None = None) -> tuple[SafetyFinding, ...]:
+        """Findings that forbid the drug for this patient (a Chống chỉ định that applies)."""
+        return tuple(
+            f for f in self.findings
+            if f.applies and f.hit.chunk.section_key == "chong_chi_dinh" and (drug_id is None or f.drug_id == drug_id)
+        )
+
+    def unmatched_facts(self, drug_id: str) -> tuple[str, ...]:
+        matched = {f.matched for f in self.for_drug(drug_id)}
+        return tuple(fact for fact in self.facts if fact not in matched)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.findings
+
+
+_SEVERITY_AFTER = ("nang", "mat bu", "giai doan cuoi", "tien trien nang")
+_CONDITIONAL_RE = re.compile(r"^\s*(?:dang tiem|dang uong|dang giai phong|thuoc dan|thuoc nho|truyen tinh mach|che pham)"
+                             r"|\bkhi dung\b|\bneu\b|\bphoi hop voi\b|\bdung dong thoi\b")
+_CLEARANCE_RE = re.compile(r"(?:duoi|<)\s*(\d+(?:[.,]\d+)?)\s*ml\s*/\s*phut")
+# A contraindicated combination ("Dùng đồng thời với …", "Đang dùng IMAO …"), not a history that
+# merely names the other medicine ("tiền sử hen khi dùng … thuốc chống viêm không steroid").
+_TOGETHER_RE = re.compile(r"\b(?:dung dong thoi|dang dung|phoi hop voi|ket hop voi|dung cung|moi ngung)\b")
+
+
+def _sentences(chunk: Chunk) -> list[str]:
+    if chunk.chunk_kind is ChunkKind.BLOCK:
+        return [line.strip() for line in chunk.text.split("\n") if line.strip().startswith("|")
+                and not set(line.strip()) <= set("|-: ")]
+    return [s for line in chunk.text.split("\n") if line.strip() for s in split_sentences(line)]
+
+
+def _phrase_at(sentence_tokens: list[str], phrases: Iterable[str]) -> tuple[int, int] | None:
+    for phrase in phrases:
+        target = folded_words(phrase)
+        position = find_phrase(sentence_tokens, target)
+        if position >= 0:
+            return position, position + len(target)
+    return None
+
+
+def _phrase_spans(sentence_tokens: list[str], phrases: Iterable[str]) -> list[tuple[int, int]]:
+    spans = []
+    for phrase in phrases:
+        target = folded_words(phrase)
+        position = find_phrase(sentence_tokens, target)
+        if position >= 0:
+            spans.append((position, position + len(target)))
+    return spans
+
+
+def _condition_applies(term: ConditionTerm, tokens: list[str], span: tuple[int, int], via_narrower: bool,
+                       folded_sentence: str, profile: PatientProfile) -> bool:
+    if via_narrower and not term.severe:
+        return False  # the book names a severe form; the patient did not say theirs is severe
+    after = " ".join(tokens[span[1] : span[1] + 3])
+    if not term.severe and any(after.startswith(word) for word in _SEVERITY_AFTER):
+        return False
+    threshold = _CLEARANCE_RE.search(folded_sentence)
+    if threshold and "than" in folded_sentence:
+        clearance = profile.renal_clearance_ml_min
+        if clearance is None:
+            return term.severe and term.clearance_below is not None
+        return clearance < float(threshold.group(1).replace(",", "."))
+    return not _CONDITIONAL_RE.search(folded_sentence)
+
+
+def _limit_applies(limit: PopulationLimit, profile: PatientProfile) -> tuple[bool, str] | None:
+    """(applies, matched fact) when a parsed limit concerns this patient, else None."""
+    circumstance_met = limit.conditional and _names_a_condition(limit.sentence, profile)
+    if limit.kind == "age":
+        if profile.age_years is not None:
+            younger = limit.max_age_years is not None and profile.age_years < limit.max_age_years
+            older = limit.min_age_years is not None and profile.age_years >= limit.min_age_years
+            if younger or older:
+                return (not limit.conditional or circumstance_met, profile.age_text or f"{profile.age_years:g} tuổi")
+            return None
+        if profile.pediatric and limit.max_age_years is not None and limit.max_age_years <= 18:
+            return (False, "trẻ em")  # the child's age is not known yet
+        if profile.elderly and limit.min_age_years is not None and limit.min_age_years >= 60:
+            return (False, "người cao tuổi")
+        return None
+    if limit.kind == "pregnancy" and profile.pregnant:
+        fact = next(f for f in profile.facts() if f.startswith("mang thai"))
+        if not limit.trimesters:
+            return (not limit.conditional, fact)
+        if profile.trimester is None:
+            return (False, fact)
+        return (not limit.conditional, fact) if profile.trimester in limit.trimesters else None
+    if limit.kind == "breastfeeding" and profile.breastfeeding:
+        return (not limit.conditional, "cho con bú")
+    return None
+
+
+def _names_a_condition(sentence: str, profile: PatientProfile) -> bool:
+    """A conditional limit ("… dùng để giảm đau sau cắt amidan") whose circumstance the patient stated."""
+    tokens = folded_words(sentence)
+    return any(_phrase_spans(tokens, term.phrases) for term in profile.conditions)
+
+
+def screen_drug(
+    store: QdrantStore, drug_id: str, profile: PatientProfile, other_drug_names: dict[str, Sequence[str]] | None = None,
+) -> list[SafetyFinding]:
+    """Every sentence of one drug's book text that concerns this patient."""
+    findings: list[SafetyFinding] = []
+
+    def add(kind: FindingKind, matched: str, quote: str, hit: Hit, applies: bool) -> None:
+        if not any(f.quote == quote and f.matched == matched for f in findings):
+            findings.append(SafetyFinding(drug_id, kind, matched, quote, hit, applies))
+
+    for hit in store.find_by_section(drug_id, "chong_chi_dinh"):
+        safety_hit = Hit(hit.chunk, 1.0, ScoreKind.EXACT, "safety")
+        for limit in hit.chunk.population_limits:
+            verdict = _limit_applies(limit, profile)
+            if verdict is not None:
+                kind = FindingKind.AGE_LIMIT if limit.kind == "age" else FindingKind.CONTRAINDICATION
+                add(kind, verdict[1], limit.sentence, safety_hit, verdict[0])
+        for sentence in _sentences(hit.chunk):
+            _match_sentence(sentence, profile, FindingKind.CONTRAINDICATION, safety_hit, add)
+    for hit in store.find_by_section(drug_id, "than_trong"):
+        safety_hit = Hit(hit.chunk, 1.0, ScoreKind.EXACT, "safety")
+        for sentence in _sentences(hit.chunk):
+            _match_sentence(sentence, profile, FindingKind.CAUTION, safety_hit, add, medications=False)
+    if profile.medications:
+        for hit in store.find_by_section(drug_id, "tuong_tac_thuoc"):
+            safety_hit = Hit(hit.chunk, 1.0, ScoreKind.EXACT, "safety")
+            for sentence in _sentences(hit.chunk):
+                tokens = folded_words(sentence)
+                for medication in profile.medications:
+                    if medication.drug_id != drug_id and _phrase_at(tokens, medication.phrases):
+                        add(FindingKind.INTERACTION, f"đang dùng {medication.label}", sentence, safety_hit, False)
+        # The other direction: the taken medicine's own interaction section naming this drug.
+        names = (other_drug_names or {}).get(drug_id, ())
+        for medication in profile.medications:
+            if medication.drug_id is None or medication.drug_id == drug_id or not names:
+                continue
+            for hit in store.find_by_section(medication.drug_id, "tuong_tac_thuoc"):
+                safety_hit = Hit(hit.chunk, 1.0, ScoreKind.EXACT, "safety")
+                for sentence in _sentences(hit.chunk):
+                    if _phrase_at(folded_words(sentence), names):
+                        add(FindingKind.INTERACTION, f"đang dùng {medication.label}", sentence, safety_hit, False)
+    for flag, section, kind, fact in (
+        (profile.pregnant, "thoi_ky_mang_thai", FindingKind.PREGNANCY, "mang thai"),
+        (profile.breastfeeding, "thoi_ky_cho_con_bu", FindingKind.BREASTFEEDING, "cho con bú"),
+    ):
+        if flag:
+            shown = next((f for f in profile.facts() if f.startswith(fact)), fact)
+            for hit in store.find_by_section(drug_id, section):
+                safety_hit = Hit(hit.chunk, 1.0, ScoreKind.EXACT, "safety")
+                for sentence in _sentences(hit.chunk):
+                    add(kind, shown, sentence, safety_hit, False)
+    return findings
+
+
+def _match_sentence(sentence: str, profile: PatientProfile, kind: FindingKind, hit: Hit, add,
+                    medications: bool = True) -> None:  # type: ignore[no-untyped-def]
+    tokens = folded_words(sentence)
+    folded_sentence = fold(sentence)
+    for term in profile.conditions:
+        matches = [(span, False) for span in _phrase_spans(tokens, term.phrases)]
+        matches += [(span, True) for span in _phrase_spans(tokens, term.narrower)]
+        if matches:
+            applies = kind is FindingKind.CONTRAINDICATION and any(
+                _condition_applies(term, tokens, span, via_narrower, folded_sentence, profile)
+                for span, via_narrower in matches)
+            add(kind, term.label, sentence, hit, applies)
+    if medications:
+        together = bool(_TOGETHER_RE.search(folded_sentence))
+        for medication in profile.medications:
+            if _phrase_at(tokens, medication.phrases):
+                add(kind, f"đang dùng {medication.label}", sentence, hit, together)
+    if kind is FindingKind.CAUTION:
+        for flag, phrases, fact in ((profile.elderly, ("người cao tuổi", "người già"), "người cao tuổi"),
+                                    (profile.pediatric, ("trẻ em", "trẻ nhỏ", "trẻ sơ sinh"), "trẻ em")):
+            if flag and _phrase_at(tokens, phrases):
+                add(kind, profile.age_text or fact, sentence, hit, False)
+
+
+def screen_patient(
+    store: QdrantStore, drug_ids: Sequence[str], profile: PatientProfile,
+    drug_names: dict[str, Sequence[str]] | None = None,
+) -> SafetyScreen:
+    """The screen of every drug of a reply against the patient's facts."""
+    drugs = tuple(dict.fromkeys(drug_ids))
+    if profile.is_empty or not drugs:
+        return SafetyScreen(drugs, profile.facts())
+    findings = [f for drug_id in drugs for f in screen_drug(store, drug_id, profile, drug_names)]
+    return SafetyScreen(drugs, profile.facts(), tuple(findings))
 
 
 @dataclass(frozen=True)
 class CandidateAssessment:
     drug_id: str
     status: CandidateStatus
-    facets: dict[str, tuple[Hit, ...]] = field(default_factory=dict)
+    findings: tuple[SafetyFinding, ...] = field(default_factory=tuple)
 
     @property
     def hits(self) -> tuple[Hit, ...]:
-        return tuple(h for hits in self.facets.values() for h in hits)
-
-
-def _anchored(chunk_text_folded: str, anchors: Sequence[str]) -> bool:
-    """A real clinical anchor: one of the patient's phrases, whole and contiguous, in the text.
-
-    Overlap on generic words ("chức năng", "người") does not count.
-    """
-    tokens = folded_words(chunk_text_folded)
-    return any(find_phrase(tokens, folded_words(anchor)) >= 0 for anchor in anchors if anchor.strip())
-
-
-def retrieve_patient_drug_context(
-    store: QdrantStore, drug_id: str, patient: PatientContext, policy: EvidencePolicy
-) -> dict[str, tuple[Hit, ...]]:
-    per_section = policy.safety_hits_per_section
-    facets: dict[str, tuple[Hit, ...]] = {}
-    interaction_hits: list[Hit] = []
-    for medication in patient.interaction_queries():
-        # The medication itself must match inside the interaction section.
-        found = [
-            h for h in store.search_lexical(lexical_query_tokens(medication), drug_id, ["tuong_tac_thuoc"])
-            if _anchored(h.chunk.text_folded, [medication])
-        ]
-        interaction_hits.extend(found[:per_section])
-    if interaction_hits:
-        facets["interaction"] = tuple(_dedupe(interaction_hits))
-    for facet, anchors, sections in (
-        ("warnings", patient.warning_query(), ("chong_chi_dinh", "than_trong")),
-        ("dosage_context", patient.dosage_context_query(), ("lieu_luong_va_cach_dung",)),
-    ):
-        if not anchors:
-            continue
-        tokens = lexical_query_tokens(" ".join(anchors))
-        matched: list[Hit] = []
-        for section in sections:
-            hits = [h for h in store.search_lexical(tokens, drug_id, [section]) if _anchored(h.chunk.text_folded, anchors)]
-            matched.extend(hits[:per_section])
-        if matched:
-            facets[facet] = tuple(matched)
-    if patient.pregnant:
-        facets["pregnancy"] = tuple(store.find_by_section(drug_id, "thoi_ky_mang_thai"))
-    if patient.breastfeeding:
-        facets["breastfeeding"] = tuple(store.find_by_section(drug_id, "thoi_ky_cho_con_bu"))
-    return _cap_sections(facets, policy.safety_sections_per_candidate)
+        return tuple({f.hit.doc_id: f.hit for f in self.findings}.values())
 
 
 def assess_patient_candidates(
-    store: QdrantStore,
-    candidates: Sequence[DrugCandidate],
-    patient: PatientContext,
-    policy: EvidencePolicy,
+    store: QdrantStore, candidates: Sequence[DrugCandidate], profile: PatientProfile, policy: EvidencePolicy,
+    drug_names: dict[str, Sequence[str]] | None = None,
 ) -> list[CandidateAssessment]:
+    """Stage 2 of reverse lookup: every candidate screened, none dropped, none created.
+
+    A candidate with a Chống chỉ định that applies is ``CONTRAINDICATED``; one with nothing found
+    is ``INSUFFICIENT_EVIDENCE`` — which is neither "safe" nor "unusable". ``policy`` keeps the
+    spec's per-candidate bound on safety sections shown.
+    """
+    screen = screen_patient(store, [c.drug_id for c in candidates], profile, drug_names)
     assessments = []
-    for candidate in candidates[: policy.patient_candidate_limit]:
-        facets = retrieve_patient_drug_context(store, candidate.drug_id, patient, policy)
-        status = CandidateStatus.SAFETY_EVIDENCE_FOUND if facets else CandidateStatus.INSUFFICIENT_EVIDENCE
-        assessments.append(CandidateAssessment(candidate.drug_id, status, facets))
-    return assessments
-
-
-def _dedupe(hits: Sequence[Hit]) -> list[Hit]:
-    return list({h.doc_id: h for h in hits}.values())
-
-
-def _cap_sections(facets: dict[str, tuple[Hit, ...]], max_sections: int) -> dict[str, tuple[Hit, ...]]:
-    sections: list[str] = []
-    capped: dict[str, tuple[Hit, ...]] = {}
-    for facet, hits in facets.items():
+    for candidate in candidates:
+        findings = screen.for_drug(candidate.drug_id)
+        sections: list[str] = []
         kept = []
-        for hit in hits:
-            key = hit.chunk.section_key
+        for finding in findings:
+            key = finding.hit.chunk.section_key
             if key not in sections:
-                if len(sections) >= max_sections:
+                if len(sections) >= policy.safety_sections_per_candidate:
                     continue
                 sections.append(key)
-            kept.append(hit)
-        if kept:
-            capped[facet] = tuple(kept)
-    return capped
+            kept.append(finding)
+        if screen.contraindicated(candidate.drug_id):
+            status = CandidateStatus.CONTRAINDICATED
+        elif kept:
+            status = CandidateStatus.SAFETY_EVIDENCE_FOUND
+        else:
+            status = CandidateStatus.INSUFFICIENT_EVIDENCE
+        assessments.append(CandidateAssessment(candidate.drug_id, status, tuple(kept)))
+    return assessments

@@ -164,7 +164,10 @@ class RetrievalService:
         return self.store.search(self.embed_query(query), limit=limit or self.policy.candidate_limit, drug_id=drug_id)
 
     # -- reverse lookup ------------------------------------------------------------------------
-    def retrieve_by_indication(self, indication: str, policy: EvidencePolicy | None = None) -> IndicationResult:
+    def retrieve_by_indication(
+        self, indication: str, policy: EvidencePolicy | None = None, alternatives: Sequence[str] = (),
+    ) -> IndicationResult:
+        """Keyword first; the book's words for the condition (``alternatives``) next; dense last."""
         policy = policy or self.policy
         steps: list[str] = []
         mode = policy.indication_mode
@@ -174,6 +177,12 @@ class RetrievalService:
             pool = self.store.find_by_indication(indication, limit=policy.indication_retrieval_limit)
             steps.append(f"find_by_indication({indication!r}) → {len(pool)} chunks")
             used = "keyword" if pool else used
+            if not pool and alternatives and policy.indication_synonyms == "fallback":
+                for alternative in alternatives:
+                    pool += [h for h in self.store.find_by_indication(alternative, limit=policy.indication_retrieval_limit)
+                             if h.doc_id not in {p.doc_id for p in pool}]
+                steps.append(f"find_by_indication(synonyms {list(alternatives)[:4]}…) → {len(pool)} chunks")
+                used = "synonyms" if pool else used
         if not pool and mode in ("keyword_then_dense", "dense"):
             pool = self.store.search_indication(
                 self.embed_query(indication), policy.indication_retrieval_limit, policy.minimum_score
