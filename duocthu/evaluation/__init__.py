@@ -5,6 +5,15 @@ group, plot and write metrics, and a test can assert on the same numbers.
 """
 
 from duocthu.evaluation.checks import TurnCheck, check_turn, states_a_dose
+from duocthu.evaluation.conversations import (
+    contraindication_recall,
+    per_kind_table,
+    rewording_gap,
+    safety_targets,
+    section_confusion,
+    split_table,
+    which_drug_rate,
+)
 from duocthu.evaluation.data import (
     EVAL_DIR,
     EVAL_SETS,
@@ -70,6 +79,13 @@ __all__ = [
     "NO_PREDICTION",
     "SECTION_METHODS",
     "TurnCheck",
+    "contraindication_recall",
+    "per_kind_table",
+    "rewording_gap",
+    "safety_targets",
+    "section_confusion",
+    "split_table",
+    "which_drug_rate",
     "states_a_dose",
     "accuracy",
     "agent_summary",

@@ -8,15 +8,20 @@ from typing import Any
 
 import pandas as pd
 
+from duocthu.budget import RequestBudget
 from duocthu.evaluation.checks import check_turn
 from duocthu.evaluation.metrics import hit_at_k, precision_recall, reciprocal_rank
 from duocthu.retrieval.policy import EvidencePolicy
 from duocthu.retrieval.service import RetrievalService
+from duocthu.runtime import understanding_parts
 from duocthu.sections import resolve_section
 from duocthu.types import Hit
+from duocthu.understanding import get_understander
+from duocthu.understanding.base import QueryUnderstander
 
 # -- runners -----------------------------------------------------------------------------------------
 SECTION_METHODS = ("payload_filter", "keyword_resolver", "dense_top1", "bm25_top1", "hybrid_top1")
+UNDERSTANDER_METHOD_PREFIX = "understander:"  # e.g. "understander:learned": the section a whole understander names
 
 
 def _timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float]:
@@ -32,10 +37,13 @@ def evaluate_section_routing(
     """Which section each route returns first, per question and method.
 
     ``payload_filter`` is the section route when the section is named (exact by construction);
-    ``keyword_resolver`` is whether the resolver names the right section from the words;
-    the others rank the drug's chunks by similarity and take the top chunk's section.
+    ``keyword_resolver`` is whether the first version's phrase resolver names the right section;
+    ``understander:<name>`` (``learned``, ``rules``) whether that understander's frame does, on the
+    question alone; the others rank the drug's chunks by similarity and take the top chunk's section.
     """
     store = retrieval.store
+    understanders = {m: _understander(retrieval, m.removeprefix(UNDERSTANDER_METHOD_PREFIX))
+                     for m in methods if m.startswith(UNDERSTANDER_METHOD_PREFIX)}
     records = []
     for row in rows:
         drug, label, question = row["drug_id"], row["section_key"], row["question"]
@@ -55,15 +63,25 @@ def evaluate_section_routing(
             elif method == "hybrid_top1":
                 hits, ms = _timed(_hybrid_search, retrieval, question, k, drug)
                 ranked = [h.chunk.section_key for h in hits]
+            elif method in understanders:
+                frame, ms = _timed(understanders[method].understand, question, [], RequestBudget(), None)
+                # An uncertain frame names no section (the agent asks, offering the candidates):
+                # a miss at 1, a hit at 3 when the labelled section is among the quick replies.
+                ranked = [frame.section_key or "—", *(c for c in frame.section_candidates if c != frame.section_key)]
             else:
-                raise ValueError(f"unknown method {method!r}; choose from {SECTION_METHODS}")
+                raise ValueError(f"unknown method {method!r}; choose from {SECTION_METHODS} "
+                                 f"or {UNDERSTANDER_METHOD_PREFIX}<name>")
             records.append({
                 "id": row["id"], "method": method, "drug_id": drug, "section_key": label,
-                "predicted": ranked[0] if ranked else None, "hit@1": hit_at_k(ranked, label, 1),
+                "predicted": ranked[0] if ranked and ranked[0] != "—" else None, "hit@1": hit_at_k(ranked, label, 1),
                 "hit@3": hit_at_k(ranked, label, 3), "rr": reciprocal_rank(ranked, label), "ms": ms,
                 "tags": ",".join(row.get("tags", [])),
             })
     return pd.DataFrame.from_records(records)
+
+
+def _understander(retrieval: RetrievalService, name: str) -> QueryUnderstander:
+    return get_understander(name, understanding_parts(retrieval.store, retrieval.embed_query, None))
 
 
 def _dense_search(retrieval: RetrievalService, question: str, k: int, drug: str) -> list[Hit]:
@@ -98,17 +116,34 @@ def evaluate_pooling(
 
 
 def evaluate_indications(
-    retrieval: RetrievalService, rows: Sequence[dict[str, Any]], policy: EvidencePolicy | None = None
+    retrieval: RetrievalService, rows: Sequence[dict[str, Any]], policy: EvidencePolicy | None = None,
+    alternatives: Callable[[str], Sequence[str]] | None = None,
 ) -> pd.DataFrame:
+    """One row per condition: the drugs reverse lookup returns against the labelled ones.
+
+    ``alternatives`` gives the condition in the book's words (what the agent passes from the
+    condition lexicon); without it only the user's words are searched. ``acceptable_drugs`` (hand
+    labels) count as right when returned and are not missed when absent; ``recall_at_cap`` divides
+    by the drugs the answer can show at most (``indication_candidate_limit``).
+    """
+    policy = policy or retrieval.policy
     records = []
     for row in rows:
-        result, ms = _timed(retrieval.retrieve_by_indication, row["condition"], policy=policy)
+        condition = row["condition"]
+        others = list(alternatives(condition)) if alternatives else []
+        result, ms = _timed(retrieval.retrieve_by_indication, condition, policy=policy, alternatives=others)
         predicted = [c.drug_id for c in result.candidates]
         expected = row.get("expected_drugs", [])
+        acceptable = row.get("acceptable_drugs", [])
         precision, recall = precision_recall(predicted, expected)
+        if predicted:
+            precision = len(set(predicted) & (set(expected) | set(acceptable))) / len(set(predicted))
+        shown_at_most = min(len(set(expected)), policy.indication_candidate_limit)
         records.append({
-            "id": row["id"], "kind": row["kind"], "condition": row["condition"], "mode": result.mode,
-            "predicted": predicted, "expected": expected, "precision": precision, "recall": recall,
+            "id": row["id"], "kind": row["kind"], "condition": condition, "mode": result.mode,
+            "alternatives": others, "predicted": predicted, "expected": expected, "acceptable": acceptable,
+            "precision": precision, "recall": recall,
+            "recall_at_cap": len(set(predicted) & set(expected)) / shown_at_most if shown_at_most else 1.0,
             "false_positive": row["kind"] == "nonsense" and bool(predicted),
             "top_score": result.candidates[0].score if result.candidates else None, "ms": ms,
         })
@@ -141,7 +176,7 @@ def evaluate_agent(agent: Any, scenarios: Sequence[dict[str, Any]], prefix: str 
                 "correct": all(c.ok for c in checks),
                 **{f"check_{c.field}": c.ok for c in checks},
                 "mismatches": "; ".join(f"{c.field}: expected {c.expected!r}, got {c.actual!r}" for c in checks if not c.ok),
-                "expected": turn["expected"], "ms": ms,
+                "expected": turn["expected"], "safety": reply.get("safety") or [], "ms": ms,
             })
     return pd.DataFrame.from_records(records)
 

@@ -248,6 +248,8 @@ def indication_summary(results: pd.DataFrame, by: Sequence[str] = ("policy_mode"
             "real": len(real), "nonsense": len(nonsense),
             "precision": float(real["precision"].mean()) if len(real) else float("nan"),
             "recall": float(real["recall"].mean()) if len(real) else float("nan"),
+            **({"recall_at_cap": float(real["recall_at_cap"].mean()) if len(real) else float("nan")}
+               if "recall_at_cap" in group else {}),
             "mrr": mean_reciprocal_rank(zip(real["predicted"], real["expected"], strict=True)) if len(real) else float("nan"),
             "answered": float((real["predicted"].map(len) > 0).mean()) if len(real) else float("nan"),
             "fp_rate": false_positive_rate(nonsense["predicted"]) if len(nonsense) else float("nan"),

@@ -19,7 +19,7 @@ A fact with no finding is reported as not found — never as safe. It never crea
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -184,17 +184,17 @@ def _phrase_spans(sentence_tokens: list[str], phrases: Iterable[str]) -> list[tu
 
 def _condition_applies(term: ConditionTerm, tokens: list[str], span: tuple[int, int], via_narrower: bool,
                        folded_sentence: str, profile: PatientProfile) -> bool:
+    threshold = _CLEARANCE_RE.search(folded_sentence)
+    if threshold and "than" in folded_sentence and profile.renal_clearance_ml_min is not None:
+        # A measured kidney function decides against the book's own threshold.
+        return profile.renal_clearance_ml_min < float(threshold.group(1).replace(",", "."))
     if via_narrower and not term.severe:
         return False  # the book names a severe form; the patient did not say theirs is severe
     after = " ".join(tokens[span[1] : span[1] + 3])
     if not term.severe and any(after.startswith(word) for word in _SEVERITY_AFTER):
         return False
-    threshold = _CLEARANCE_RE.search(folded_sentence)
     if threshold and "than" in folded_sentence:
-        clearance = profile.renal_clearance_ml_min
-        if clearance is None:
-            return term.severe and term.clearance_below is not None
-        return clearance < float(threshold.group(1).replace(",", "."))
+        return term.severe and term.clearance_below is not None
     return not _CONDITIONAL_RE.search(folded_sentence)
 
 
@@ -285,8 +285,8 @@ def screen_drug(
     return findings
 
 
-def _match_sentence(sentence: str, profile: PatientProfile, kind: FindingKind, hit: Hit, add,
-                    medications: bool = True) -> None:  # type: ignore[no-untyped-def]
+def _match_sentence(sentence: str, profile: PatientProfile, kind: FindingKind, hit: Hit,
+                    add: Callable[..., None], medications: bool = True) -> None:
     tokens = folded_words(sentence)
     folded_sentence = fold(sentence)
     for term in profile.conditions:

@@ -192,7 +192,12 @@ def _vague_about_drug(ev: TurnEvidence, frame: QueryFrame) -> bool:
 
 
 NAMED_SECTION_YIELDS_TO = 0.6
-"""The intent model's probability of another section above which a named section does not override it."""
+"""The intent model's probability above which a named section yields to a section that builds on it."""
+# A named section yields only to the section that asks about it ("bị tác dụng phụ thì làm gì" names
+# the side effects and asks how to handle them); never across opposites (chỉ định / chống chỉ định).
+YIELDING_PAIRS = frozenset({("tac_dung_khong_mong_muon", "huong_dan_xu_tri_adr"),
+                            ("lieu_luong_va_cach_dung", "qua_lieu_va_xu_tri"),
+                            ("tuong_tac_thuoc", "tuong_ky")})
 
 
 def _section_named(ev: TurnEvidence, frame: QueryFrame) -> bool:
@@ -206,8 +211,8 @@ def _section_named(ev: TurnEvidence, frame: QueryFrame) -> bool:
     if frame.turn_type is TurnType.DOSING_CALC and named in ("thoi_ky_mang_thai", "thoi_ky_cho_con_bu"):
         return False
     intent = ev.intent
-    return not (intent is not None and intent.section != named and intent.section_p >= NAMED_SECTION_YIELDS_TO
-                and frame.section_key == intent.section)
+    return not (intent is not None and (named, intent.section) in YIELDING_PAIRS
+                and intent.section_p >= NAMED_SECTION_YIELDS_TO and frame.section_key == intent.section)
 
 
 CUE_TABLE: tuple[Cue, ...] = (

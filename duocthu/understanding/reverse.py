@@ -78,6 +78,11 @@ def extract_condition(
             if condition:
                 others = [c for c in others if c != clause]
                 break
+    if condition is None and patient_part:
+        # "Thuốc gì dùng cho người bị động kinh?": nothing else is asked, so the patient's
+        # condition is the one the drug is for.
+        condition = _strip_scaffolding(patient_part, drug_spans)
+        comorbidities = []
     if condition is not None and fold(condition) in _NOT_A_CONDITION:
         condition = None
     comorbidities += [c for o in others for c in comorbidities_in(o)]

@@ -8,6 +8,9 @@ describes someone now, and not when it asks what a drug does.
 
 from __future__ import annotations
 
+import re
+
+from duocthu.text import fold
 from duocthu.understanding.quantities import count_taken
 from duocthu.understanding.scope import has_phrase
 
@@ -39,9 +42,10 @@ OVERDOSE_TAKEN_PHRASES = (
     "uống gấp đôi", "uống gấp ba", "uống dồn", "uống quá nhiều rồi",
     "lỡ cho uống", "lỡ tay cho", "cho uống nhầm", "bé nuốt", "con nuốt", "cháu nuốt", "trẻ nuốt",
     "nuốt mấy viên", "nuốt phải", "uống phải", "nhai mất", "uống mất", "ăn mất", "chục viên", "cả nắm",
-    "uống quá nhiều bị", "uống nhiều quá bị", "uống quá liều bị", "uống quá liều rồi", "xịt quá nhiều bị",
-    "xit qua nhieu bi",
+    "uống quá liều rồi",
 )
+_TOO_MUCH = ("uống quá nhiều", "uống nhiều quá", "uống quá liều", "xịt quá nhiều", "tiêm quá liều", "dùng quá liều")
+_FEELING_RE = re.compile(r"\b(?:dang bi|bi|thay|gio bi)\s+(?!sao\b|gi\b|lam sao\b|the nao\b|nhu the nao\b|ngo doc\b)\w+")
 _TAKEN_MARKERS = ("đã", "vừa", "rồi", "lỡ", "nhầm", "lộn", "mới uống", "vừa uống", "lúc nãy", "hồi nãy", "sáng nay",
                   "tối qua", "hôm qua", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ")
 _HYPOTHETICAL_MARKERS = ("nếu", "lỡ như", "nhỡ như", "giả sử", "trường hợp", "lỡ mà")
@@ -85,6 +89,8 @@ def is_overdose_taken(text: str) -> bool:
         return False
     if has_phrase(text, OVERDOSE_TAKEN_PHRASES):
         return True
+    if has_phrase(text, _TOO_MUCH) and _FEELING_RE.search(fold(text)):
+        return True  # "uống quá nhiều amlodipin bị tụt huyết áp": taken, and feeling it
     count = count_taken(text)
     return count is not None and (count == -1 or count >= 5) and has_phrase(text, _TAKEN_MARKERS)
 

@@ -1,0 +1,73 @@
+"""The patient-safety screen over the demo formulary: what applies, what is only shown, what is not found."""
+
+from __future__ import annotations
+
+from duocthu.retrieval.safety import (
+    ConditionTerm,
+    FindingKind,
+    MedicationTerm,
+    PatientProfile,
+    screen_patient,
+)
+from duocthu.understanding.profile import condition_term, medication_term
+
+
+def screen(runtime, drugs, **profile):
+    return screen_patient(runtime.store, drugs, PatientProfile(**profile))
+
+
+def test_a_contraindicated_condition_applies_whatever_was_asked(demo_runtime):
+    result = screen(demo_runtime, ["propranolol"],
+                    conditions=(condition_term("hen phế quản", demo_runtime.lexicon),))
+    applying = result.contraindicated("propranolol")
+    assert applying and "Hen phế quản" in applying[0].quote and applying[0].kind is FindingKind.CONTRAINDICATION
+
+
+def test_an_age_under_the_book_s_limit_applies(demo_runtime):
+    result = screen(demo_runtime, ["tramadol"], age_years=6, age_text="6 tuổi", pediatric=True)
+    assert [f.kind for f in result.contraindicated()] == [FindingKind.AGE_LIMIT]
+    assert "dưới 12 tuổi" in result.contraindicated()[0].quote
+    older = screen(demo_runtime, ["tramadol"], age_years=14, age_text="14 tuổi", pediatric=True)
+    assert not older.contraindicated()  # the under-18 limit is only for tonsillectomy pain
+    unknown_age = screen(demo_runtime, ["tramadol"], pediatric=True)
+    assert unknown_age.findings and not unknown_age.contraindicated()  # shown, the age still to ask
+
+
+def test_a_severe_form_in_the_book_is_shown_not_applied_to_an_unstated_severity(demo_runtime):
+    kidney = condition_term("suy thận", demo_runtime.lexicon)
+    result = screen(demo_runtime, ["metformin"], conditions=(kidney,))
+    assert any("suy thận nặng" in f.quote.lower() for f in result.findings) and not result.contraindicated()
+    measured = screen(demo_runtime, ["metformin"], conditions=(kidney,), renal_clearance_ml_min=20)
+    assert measured.contraindicated()
+
+
+def test_pregnancy_trimester(demo_runtime):
+    third = screen(demo_runtime, ["ibuprofen"], pregnant=True, trimester=3)
+    assert third.contraindicated() and any(f.kind is FindingKind.PREGNANCY for f in third.findings)
+    first = screen(demo_runtime, ["ibuprofen"], pregnant=True, trimester=1)
+    assert not first.contraindicated()
+
+
+def test_interactions_both_directions(demo_runtime):
+    warfarin = medication_term("warfarin", demo_runtime.resolver)
+    names = {"ibuprofen": medication_term("ibuprofen", demo_runtime.resolver).phrases}
+    result = screen_patient(demo_runtime.store, ["ibuprofen"], PatientProfile(medications=(warfarin,)), names)
+    quotes = [f for f in result.findings if f.kind is FindingKind.INTERACTION]
+    assert {f.hit.chunk.drug_id for f in quotes} >= {"ibuprofen", "warfarin"}
+    assert all(f.drug_id == "ibuprofen" for f in quotes)
+
+
+def test_nothing_found_is_reported_as_not_found(demo_runtime):
+    result = screen(demo_runtime, ["paracetamol"], conditions=(ConditionTerm("nhược cơ", ("nhược cơ",)),))
+    assert result.unmatched_facts("paracetamol") == ("nhược cơ",)
+
+
+def test_a_history_naming_a_class_is_not_a_contraindicated_combination(demo_runtime):
+    nsaid = MedicationTerm("naproxen", ("thuốc chống viêm không steroid",))
+    result = screen(demo_runtime, ["ibuprofen"], medications=(nsaid,))
+    history = [f for f in result.findings if "tiền sử hen" in f.quote.lower()]
+    assert history and not any(f.applies for f in history)
+
+
+def test_no_facts_no_screen(demo_runtime):
+    assert screen(demo_runtime, ["ibuprofen"]).is_empty

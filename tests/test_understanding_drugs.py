@@ -1,0 +1,73 @@
+"""Honest drug resolution: book names resolve, other real drugs are named, near misses are announced or asked."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.understanding_helpers import demo_entities
+
+
+def resolve(text):
+    return demo_entities().resolver.resolve(text)
+
+
+@pytest.mark.parametrize("text, drug_id", [
+    ("Panadol uống mấy viên", "paracetamol"),            # brand
+    ("amoxicillin trị gì", "amoxicilin"),                  # English INN
+    ("ACID ACETYLSALICYLIC", "acid_acetylsalicylic"),      # multi-word, case
+    ("Augmentin cho trẻ", "amoxicilin_acid_clavulanic"),   # a combination that is a monograph
+])
+def test_exact_names_aliases_and_brands_resolve(text, drug_id):
+    result = resolve(text)
+    assert [m.drug_id for m in result.mentions] == [drug_id] and not result.mentions[0].fuzzy
+
+
+@pytest.mark.parametrize("typed, drug_id", [("clopidogel", "clopidogrel"), ("metfomin", "metformin"),
+                                            ("omeprazon", "omeprazol"), ("ibuprofene", "ibuprofen")])
+def test_a_misspelling_close_to_one_name_resolves_and_is_marked(typed, drug_id):
+    mention = resolve(f"{typed} uống lúc nào").mentions[0]
+    assert (mention.drug_id, mention.fuzzy, mention.surface) == (drug_id, True, typed)
+
+
+@pytest.mark.parametrize("typed, look_alike", [("digitoxin", "digoxin"), ("prednison", "prednisolon"),
+                                               ("tobramycin", "doxycyclin")])
+def test_another_real_drug_is_never_replaced(typed, look_alike):
+    result = resolve(f"{typed} liều bao nhiêu")
+    assert not result.mentions
+    assert [u.name for u in result.unknown] == [typed]
+
+
+def test_a_look_alike_is_offered_not_substituted():
+    unknown = resolve("Digitoxin liều duy trì cho người lớn?").unknown[0]
+    assert (unknown.name, unknown.suggestion) == ("digitoxin", "digoxin")
+
+
+def test_an_inn_stem_names_a_medicine_even_outside_the_lexicon():
+    assert [u.kind for u in resolve("thuốc xyzolol dùng sao").unknown] == ["unlisted"]
+    assert [u.name for u in resolve("rosuvastatin 10mg").unknown] == ["rosuvastatin"]
+
+
+def test_a_distant_near_miss_is_ambiguous():
+    # Two edits from levofloxacin and carrying an INN stem: not read as it, offered instead.
+    result = resolve("levofloxan uống mấy lần")
+    assert not result.mentions and result.ambiguous and "levofloxacin" in result.ambiguous[0].candidates
+
+
+def test_combination_products_resolve_to_their_components():
+    product = resolve("Efferalgan Codein liều người lớn").products[0]
+    assert (product.covered, product.uncovered) == (("paracetamol",), ("codein",))
+    tiffy = resolve("uống Tiffy với ibuprofen").products[0]
+    assert "paracetamol" in tiffy.covered and set(tiffy.uncovered) >= {"phenylephrin"}
+
+
+def test_ordinary_words_are_not_drugs():
+    bartholin = resolve("Bệnh u nang bartholin có nguy hiểm không?")
+    assert not bartholin.mentions and not bartholin.unknown  # left for the understander to judge
+    assert not resolve("độ thanh thải creatinin 35 ml/phút").unknown
+    assert not resolve("kem bôi da").unknown  # "kem" is not "kẽm"
+    assert [u.name for u in resolve("bà bầu uống sắt được không").unknown] == ["sắt"]
+
+
+def test_other_drug_terms_include_spellings():
+    terms = demo_entities().resolver.other_drug_terms(["sildenafil"])
+    assert terms[0] == "sildenafil" and len(terms) >= 1

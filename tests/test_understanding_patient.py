@@ -1,0 +1,45 @@
+"""Patient facts of one turn: who, age, weight, pregnancy, conditions, medicines being taken."""
+
+from __future__ import annotations
+
+from duocthu.understanding.frame import Population
+from duocthu.understanding.patient import clause_of_tokens, extract_facts
+from tests.understanding_helpers import demo_entities
+
+
+def facts(text):
+    entities = demo_entities()
+    return extract_facts(text, entities.resolver.resolve(text), entities.lexicon)
+
+
+def test_the_medicine_taken_is_the_one_in_the_cue_clause():
+    f = facts("Đang dùng isosorbid dinitrat thì uống sildenafil được không?")
+    assert f.current_medications == ("isosorbid_dinitrat",) and f.other_medications == ()
+    f = facts("tôi đang uống warfarin và aspirin, có uống thêm ibuprofen được ko")
+    assert f.current_medications == ("warfarin", "acid_acetylsalicylic")
+
+
+def test_a_pronoun_in_the_cue_clause_is_the_conversation_s_drug():
+    assert facts("Tôi đang uống nó, giờ đau răng uống ibuprofen được không?").current_pronoun
+
+
+def test_who_how_old_how_heavy():
+    f = facts("Bé 6 tuổi nặng 20 kg bị đau răng")
+    assert (f.population, f.age.years, f.weight_kg, f.states_population) == (Population.PEDIATRIC, 6.0, 20.0, True)
+    assert facts("mẹ tôi 70 tuổi").population is Population.ELDERLY
+
+
+def test_pregnancy_breastfeeding_and_negation():
+    assert (facts("vợ tôi mang thai 7 tháng").pregnant, facts("vợ tôi mang thai 7 tháng").trimester) == (True, 3)
+    assert facts("thai 32 tuần, đau lưng").pregnant is True  # a gestation says pregnant
+    assert facts("tôi không có thai").pregnant is False
+    assert facts("đang cho con bú").breastfeeding is True
+
+
+def test_conditions_are_the_patient_s_not_uses():
+    assert facts("Người có tiền sử hen dùng propranolol").conditions == ("hen phế quản",)
+    assert "hạ sốt" not in facts("uống aspirin để hạ sốt").conditions
+
+
+def test_clauses_end_at_punctuation_and_linking_words():
+    assert clause_of_tokens("đang uống A, thì uống B") == [0, 0, 0, 2, 2, 2]
