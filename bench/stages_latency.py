@@ -67,6 +67,37 @@ def _store_turn(store: Any, n: int = 100) -> dict[str, Any]:
     return {"store": store.name, **Summary.of(sample_ms(turn, list(range(n)))).as_dict()}
 
 
+def _patient_texts(limit: int) -> list[str]:
+    """Turns that carry patient facts (age, pregnancy, conditions, current medicines): the safety dev set."""
+    from duocthu.evaluation import load_eval_set
+
+    texts = [turn["text"] for scenario in load_eval_set("safety", EVAL_DIR, split="dev") for turn in scenario["turns"][:1]]
+    return texts[:limit]
+
+
+def _understanding_and_screen(runtime: Any, questions: list[str], patient_texts: list[str]) -> dict[str, Any]:
+    """Understanding per turn — the query embedding computed fresh, then reused from the memo as
+    retrieval does — and the safety screen per turn (issue 11: ≤ 5 ms at p50; issue 12: ≤ 15 ms)."""
+    from duocthu.budget import RequestBudget
+    from duocthu.evaluation.understanding import understanding_latency
+
+    texts = list(dict.fromkeys([*questions, *patient_texts]))
+    fresh = understanding_latency(runtime, runtime.settings.understander_name, texts)["ms"].tolist()
+    understander = runtime.agent.understander
+    frames = [understander.understand(t, [], RequestBudget(), None) for t in texts]  # vectors now memoised
+    logic = sample_ms(lambda t: understander.understand(t, [], RequestBudget(), None), texts)
+    with_drug = [f for f in frames if f.drugs]
+    with_facts = [f for f in with_drug if f.patient.model_dump(exclude_defaults=True)]
+    return {
+        "understander": type(understander).__name__, "texts": len(texts),
+        "understanding_fresh_embedding": Summary.of(fresh).as_dict(),
+        "understanding_logic_only": Summary.of(logic).as_dict(),
+        "screen_all_drug_turns": Summary.of(sample_ms(runtime.agent.screen, with_drug, repeats=3)).as_dict(),
+        "screen_with_patient_facts": Summary.of(sample_ms(runtime.agent.screen, with_facts or with_drug, repeats=3)).as_dict(),
+        "turns_with_patient_facts": len(with_facts),
+    }
+
+
 def stage_demo(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
     """The demo formulary as ``make demo`` serves it: on-disk index, SQLite conversations, traces."""
     settings = ws.settings("demo")
@@ -83,6 +114,8 @@ def stage_demo(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
         dense = _dense_over_drug(runtime.store, embedder, sorted(runtime.resolver.catalogue), budget_s=10)
         embedding = _query_embedding(embedder, questions.all()[: params.get("max_embedding_samples")])
         store_turn = _store_turn(runtime.conversations, params.get("store_turns", 100))
+        understanding = _understanding_and_screen(
+            runtime, questions.all()[: params.get("max_embedding_samples")], _patient_texts(params.get("patient_turns", 120)))
         profile = _profile_slowest(runtime, samples, questions.by_route, params["profile_turns"])
         return {
             "chunks": report.chunks, "drugs": report.drugs, "index_embedded": report.embedded,
@@ -91,6 +124,7 @@ def stage_demo(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
             "question_sources": questions.sources,
             "questions_per_route": {k: len(v) for k, v in questions.by_route.items()}, "repeats": params["repeats"],
             "section_store": section, "dense_top5_over_drug": dense, "query_embedding": embedding, "store_turn": store_turn,
+            "understanding": understanding,
             "peak_rss_mb": peak_rss_mb(), "build_ms": round(build_ms, 1), "profile": profile,
         }
     finally:

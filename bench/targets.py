@@ -50,6 +50,13 @@ def _batch(results: dict[str, Any]) -> float | None:
     return commands["batch"]["process_wall_s"] if commands else None
 
 
+def _understanding(figure: str) -> Callable[[dict[str, Any]], float | None]:
+    def read(results: dict[str, Any]) -> float | None:
+        demo = _stage(results, "demo")
+        return demo["understanding"][figure]["p50"] if demo and "understanding" in demo else None
+    return read
+
+
 TARGETS: tuple[Target, ...] = (
     Target("offline turn p50, demo size", 30, "ms", _demo_all("p50"), "every turn of the demo latency run"),
     Target("offline turn p95, demo size", 100, "ms", _demo_all("p95"), "every turn of the demo latency run"),
@@ -59,6 +66,10 @@ TARGETS: tuple[Target, ...] = (
            "`duocthu index` into an empty home, whole process wall time"),
     Target("batch evaluation of 1,000 turns", 60, "s", _batch,
            "`duocthu batch` of the batch file, whole process wall time"),
+    Target("query understanding p50 per turn (issue 12)", 15, "ms", _understanding("understanding_fresh_embedding"),
+           "the served understander on distinct questions, query embedding computed fresh"),
+    Target("safety screen p50 per turn (issue 11)", 5, "ms", _understanding("screen_with_patient_facts"),
+           "`RagAgent.screen` on turns that carry patient facts"),
 )
 
 
