@@ -94,6 +94,8 @@ def chunk_section(
     flush()
 
     quarantined = section.has_quarantined_content
+    first, last = monograph.pages_of(section.key)
+    pages = tuple(range(first, last + 1)) if first > 0 else ()
     return [
         Chunk(
             doc_id=Chunk.make_doc_id(monograph.drug_id, section.key, index),
@@ -105,7 +107,7 @@ def chunk_section(
             chunk_kind=kind,
             text=text,
             text_folded=fold(text),
-            source_refs=monograph.source_refs,
+            source_refs=monograph.section_refs(section.key),
             requires_visual_check=is_quarantined_block,
             has_quarantined_content=quarantined,
             parent_id=None,
@@ -114,6 +116,7 @@ def chunk_section(
             population_limits=(
                 limits_of_sentences(split_sentences(text)) if section.key in LIMIT_SECTIONS else ()
             ),
+            pages=pages,
         )
         for index, (text, kind, is_quarantined_block) in enumerate(texts)
     ]

