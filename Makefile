@@ -19,7 +19,15 @@ $(SYNCED): pyproject.toml uv.lock
 index: setup
 	$(PY) -m duocthu index
 
-demo: setup index app
+demo: setup index book app
+
+# The typeset demo book (page images, "Xem trang N"): built when missing or older than a monograph.
+BOOK_PDF := $(or $(DUOCTHU_HOME),.duocthu)/book/duoc-thu-demo.pdf
+.PHONY: book
+book: setup $(BOOK_PDF)
+
+$(BOOK_PDF): $(wildcard data/formulary/*.md)
+	$(PY) -m duocthu book build --out $(BOOK_PDF)
 
 app: setup
 	$(PY) -m duocthu ask --help >/dev/null
@@ -68,3 +76,12 @@ bench-smoke: setup
 .PHONY: demo-timing
 demo-timing: setup e2e-deps
 	$(PY) scripts/measure_demo_start.py --fresh
+
+# The README's two screenshots (an answer with its source cards; a clarify with quick replies), taken by
+# the real-browser tests in headless Chromium and copied to docs/img/.
+.PHONY: screenshots
+screenshots: setup e2e-deps
+	$(PY) -m pytest -q -m e2e tests/test_e2e_browser.py -k "citation_chip or quick_replies"
+	mkdir -p docs/img
+	cp artifacts/e2e/readme-answer-sources.png docs/img/demo-answer-sources.png
+	cp artifacts/e2e/readme-clarify-quick-replies.png docs/img/demo-clarify-quick-replies.png

@@ -18,7 +18,7 @@ Stage = Callable[[Workspace, dict[str, Any]], dict[str, Any]]
 
 
 def get_stage(name: str) -> Stage:
-    from bench import stages_build, stages_latency, stages_quality
+    from bench import stages_book, stages_build, stages_latency, stages_quality, stages_sessions
 
     stages: dict[str, Stage] = {
         "demo": stages_latency.stage_demo,
@@ -27,6 +27,8 @@ def get_stage(name: str) -> Stage:
         "commands": stages_build.stage_commands,
         "app_memory": stages_build.stage_app_memory,
         "quality": stages_quality.stage_quality,
+        "book": stages_book.stage_book,
+        "sessions": stages_sessions.stage_sessions,
     }
     try:
         return stages[name]

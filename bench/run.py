@@ -49,6 +49,10 @@ def _stage_plan(profile: Profile, only: set[str] | None, tiers: tuple[int, ...])
         ("quality", "quality", profile.quality),
     ]
     plan += [(f"synthetic_{n}", "synthetic", {**profile.synthetic, "target_chunks": n}) for n in tiers]
+    if profile.name != "smoke" or (only and "book" in only):  # bench/stages_book.py (smoke: only when asked)
+        plan.append(("book", "book", {"profile": profile.name}))
+    if profile.name != "smoke" or (only and "sessions" in only):  # bench/stages_sessions.py (Chromium)
+        plan.append(("sessions", "sessions", {"sessions": 8, "rounds": 3}))
     if only:
         plan = [step for step in plan if step[1] in only or step[0] in only]
     return plan
@@ -127,7 +131,10 @@ def run(profile: Profile, out: Path, workdir: Path, inline: bool = False, only: 
     from bench.report import render
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(results), encoding="utf-8")
+    from bench.stages_book import render_book
+    from bench.stages_sessions import report_lines as render_sessions
+
+    out.write_text(render(results) + render_book(results) + "\n".join(render_sessions(results)), encoding="utf-8")
     return results
 
 
@@ -136,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="full", help="full (make bench) or smoke (tiny sizes, for CI)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="report path (default docs/benchmarks.md)")
     parser.add_argument("--json", type=Path, help="also write the raw results as JSON here")
-    parser.add_argument("--only", help="comma-separated stages: index_build,commands,app_memory,demo,quality,synthetic")
+    parser.add_argument("--only", help="comma-separated stages: index_build,commands,app_memory,demo,quality,synthetic,book")
     parser.add_argument("--tiers", help="comma-separated synthetic sizes in chunks (default: the profile's)")
     parser.add_argument("--inline", action="store_true", help="run stages in this process (peak memory is shared)")
     parser.add_argument("--workdir", type=Path, help="workspace (default: a new temporary folder, removed after)")

