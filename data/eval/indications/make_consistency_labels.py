@@ -150,7 +150,7 @@ dự phòng và điều trị cho
 liều thấp ở người lớn và trẻ em
 viem nao do trang ram
 hoi chung lo lang vi thi cu
-""" 
+"""
 
 
 def load_conditions(block: str) -> list[str]:
