@@ -159,3 +159,19 @@ def test_an_off_topic_turn_does_not_erase_the_conversation(ask):
     ask("Xin chào", "keep")
     reply = ask("Còn tác dụng phụ thì sao?", "keep")
     assert reply.frame["drugs"] == ["ibuprofen"]
+
+
+def test_an_allergy_to_the_class_is_the_answer(ask):
+    reply = ask("Em bị dị ứng penicillin, bác sĩ kê Augmentin uống được không?")
+    assert (reply.outcome, reply.reason) == ("answerable", "contraindicated_for_patient")
+    assert any(f.kind == "contraindication" and "penicilin" in f.quote for f in reply.safety)
+
+
+def test_a_pregnant_patient_is_not_asked_adult_or_child(ask):
+    reply = ask("Bà bầu 6 tháng bị cảm, uống cetirizin được không?")
+    assert reply.outcome != "clarify" and reply.reason != "missing_population"
+
+
+def test_a_number_the_question_asks_about_must_be_about_what_was_asked(ask):
+    reply = ask("Esomeprazol uống trước bữa ăn bao nhiêu phút?")
+    assert reply.reason == "number_not_stated"

@@ -71,3 +71,20 @@ def test_a_history_naming_a_class_is_not_a_contraindicated_combination(demo_runt
 
 def test_no_facts_no_screen(demo_runtime):
     assert screen(demo_runtime, ["ibuprofen"]).is_empty
+
+
+def test_an_allergy_to_a_class_applies_to_its_members(demo_runtime):
+    from duocthu.retrieval.safety import AllergyTerm
+
+    result = screen(demo_runtime, ["amoxicilin"], allergies=(AllergyTerm("penicillin", ("penicillin",)),))
+    applying = result.contraindicated("amoxicilin")
+    assert applying and "penicilin" in applying[0].quote and applying[0].matched == "dị ứng penicillin"
+
+
+def test_an_allergy_to_the_drug_asked_applies_to_its_hypersensitivity_line(demo_runtime):
+    from duocthu.understanding.profile import allergy_term
+
+    names = {d: demo_runtime.resolver.names_of(d) for d in demo_runtime.resolver.catalogue}
+    allergy = allergy_term("ibuprofen", demo_runtime.resolver)
+    result = screen_patient(demo_runtime.store, ["ibuprofen"], PatientProfile(allergies=(allergy,)), names)
+    assert any("Quá mẫn với ibuprofen" in f.quote for f in result.contraindicated("ibuprofen"))

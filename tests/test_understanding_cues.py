@@ -125,3 +125,33 @@ def test_named_section_longest_first():
     assert named_section("chống chỉ định của ibuprofen") == "chong_chi_dinh"
     assert named_section("bà bầu uống được không") == "thoi_ky_mang_thai"
     assert named_section("liều cho bà bầu") == "lieu_luong_va_cach_dung"
+
+
+def test_avoid_with_taken():
+    ok, frame = fires("avoid_with_taken", "Đang uống digoxin thì phải tránh những thuốc nào?",
+                      turn_type=TurnType.CONDITION_TO_DRUG)
+    assert ok and frame.drugs == ["digoxin"] and frame.section_key == "tuong_tac_thuoc"
+    assert not fires("avoid_with_taken", "Đang uống digoxin, bị ho thì dùng thuốc gì?",
+                     turn_type=TurnType.CONDITION_TO_DRUG)[0]
+
+
+def test_asks_effect():
+    ok, frame = fires("asks_effect", "Clopidogrel có gây xuất huyết tiêu hóa không?", p=0.4)
+    assert ok and frame.section_key == "tac_dung_khong_mong_muon"
+    assert not fires("asks_effect", "Paracetamol có làm hạ sốt nhanh không?", p=0.4)[0]  # what it is for
+
+
+def test_a_class_of_medicines_is_a_vague_second_drug():
+    assert fires("vague_second_drug", "Simvastatin uống chung với thuốc tiểu đường được không?")[0]
+    assert not fires("vague_second_drug", "Simvastatin uống chung với metformin được không?")[0]
+
+
+def test_interactions_of_an_unnamed_drug_are_not_a_reverse_lookup():
+    assert not fires("reverse_lookup", "Thuốc này có tương tác với thuốc nào không?",
+                     turn_type=TurnType.DRUG_ATTRIBUTE)[0]
+
+
+def test_a_child_who_swallowed_a_bottle_is_an_overdose_not_a_crisis():
+    assert not fires("self_harm", "Cháu tôi 3 tuổi uống hết cả lọ siro ho")[0]
+    assert fires("overdose_taken", "Cháu tôi 3 tuổi uống hết cả lọ siro ho")[0]
+    assert fires("overdose_taken", "bé nuốt mất 4 viên sắt")[0]

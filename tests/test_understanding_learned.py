@@ -67,3 +67,28 @@ def test_a_drug_not_in_the_book_is_named(understander):
 def test_the_book_s_words_for_a_condition():
     lexicon = demo_entities().lexicon
     assert "đái tháo đường typ 2" in indication_alternatives("tiểu đường typ 2", lexicon)
+
+
+def test_a_bare_name_is_an_overview(understander):
+    frame = understand(understander, "Nexium")
+    assert frame.turn_type is TurnType.DRUG_OVERVIEW and frame.section_key is None
+
+
+def test_a_question_with_no_drug_word_is_medical_not_which_drug(understander):
+    frame = understand(understander, "Con tôi 3 tuổi bị sốt phát ban, có phải sởi không?")
+    assert frame.turn_type is TurnType.MEDICAL_QUESTION
+
+
+def test_a_short_section_question_naming_no_drug_is_a_drug_question(understander):
+    frame = understand(understander, "Còn bảo quản thế nào?")
+    assert frame.turn_type is TurnType.DRUG_ATTRIBUTE and frame.section_key == "do_on_dinh_va_bao_quan"
+
+
+def test_a_pregnant_patient_asking_if_she_can_use_a_drug_reads_the_pregnancy_section(understander):
+    frame = understand(understander, "Mình đang mang bầu tháng thứ 6, dùng loratadin được không?")
+    assert frame.section_key == "thoi_ky_mang_thai" and frame.patient.trimester == 2
+
+
+def test_a_reply_to_which_condition_is_looked_up_in_the_book_s_words(understander):
+    frame = understand(understander, "Bị đau thì uống thuốc gì?", "đau bụng kinh ạ")
+    assert frame.indication == "đau bụng kinh" and not frame.condition_ambiguous

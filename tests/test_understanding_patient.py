@@ -43,3 +43,31 @@ def test_conditions_are_the_patient_s_not_uses():
 
 def test_clauses_end_at_punctuation_and_linking_words():
     assert clause_of_tokens("đang uống A, thì uống B") == [0, 0, 0, 2, 2, 2]
+
+
+def test_an_allergy_is_recorded_and_its_drug_is_not_taken_nor_asked():
+    f = facts("Tôi bị dị ứng với cefalexin, giờ bác sĩ cho uống azithromycin có được không?")
+    assert f.allergies == ("cefalexin",) and f.history_drugs == ("cefalexin",) and not f.current_medications
+    unknown = facts("Em mẫn cảm với sulfamethoxazol, dùng ciprofloxacin được không?")
+    assert "sulfamethoxazol" in unknown.allergies
+
+
+def test_an_allergy_span_stops_before_the_next_drug_asked():
+    f = facts("bị dị ứng phấn hoa uống thêm loratadin có sao không")
+    assert "loratadin" not in f.allergies and not f.history_drugs
+
+
+def test_a_past_reaction_is_background_unless_the_drug_is_named_again():
+    past = facts("Năm ngoái tôi uống diclofenac thì bị nổi mẩn khắp người, nay đau lưng dùng naproxen được không?")
+    assert past.history_drugs == ("diclofenac",) and "diclofenac" in past.allergies
+    again = facts("Trước đây tôi uống metformin bị tiêu chảy, giờ bác sĩ lại kê Glucophage thì sao?")
+    assert again.history_drugs == ()  # Glucophage is metformin, asked about now
+
+
+def test_a_condition_a_drug_may_cause_is_not_the_patient_s():
+    assert "hạ đường huyết" not in facts("Gliclazid có gây hạ đường huyết không?").conditions
+
+
+def test_pregnancy_makes_an_adult_unless_an_age_says_otherwise():
+    assert facts("đang mang thai tháng thứ 4, uống cetirizin được không").population is Population.ADULT
+    assert facts("Người lớn uống loratadin mấy viên một ngày").age is None  # "một ngày" is a frequency

@@ -30,6 +30,7 @@ from duocthu.agent.reply import ClaimView
 from duocthu.agent.routing import Action, RouteDecision, route
 from duocthu.agent.turn import TurnRecord, TurnResult, run_turn
 from duocthu.budget import RequestBudget
+from duocthu.chunker import split_sentences
 from duocthu.conversations import ConversationState, ConversationStore, TurnLine
 from duocthu.drug_classes import class_names
 from duocthu.retrieval.decision import decide
@@ -42,7 +43,7 @@ from duocthu.retrieval.safety import (
     screen_patient,
 )
 from duocthu.retrieval.service import RetrievalService
-from duocthu.text import find_phrase, fold, folded_words
+from duocthu.text import content_words, find_phrase, fold, folded_words
 from duocthu.trace import TraceWriter
 from duocthu.types import Hit, Outcome
 from duocthu.understanding.base import QueryUnderstander
@@ -84,6 +85,7 @@ class RagAgent:
         self.max_wall_clock_ms = max_wall_clock_ms
         self.max_llm_calls = max_llm_calls
         self._all_drug_names = {d: tuple(resolver.names_of(d)) for d in resolver.catalogue}
+        self._screen_names: dict[str, Sequence[str]] | None = None
         self._display = {d: resolver.display_name(d) for d in resolver.catalogue}
         self._known_tokens = frozenset(
             t for entry in resolver.catalogue.values()
@@ -119,8 +121,15 @@ class RagAgent:
         profile = patient_profile(frame, self.lexicon, self.resolver)
         return screen_patient(self.retrieval.store, drugs[:MAX_DRUGS_PER_TURN], profile, self._names_for_screen())
 
+    def _topic_words(self, text: str, frame: QueryFrame) -> frozenset[str]:
+        drug_words = {w for d in frame.drugs for name in self._all_drug_names.get(d, ()) for w in folded_words(name)}
+        return _topic_words_of(text, drug_words)
+
     def _names_for_screen(self) -> dict[str, Sequence[str]]:
-        return {d: [*names, *class_names(self.resolver.catalogue[d].atc_codes)] for d, names in self._all_drug_names.items()}
+        if self._screen_names is None:  # built once: names and classes of every drug of the book
+            self._screen_names = {d: [*names, *class_names(self.resolver.catalogue[d].atc_codes)]
+                                  for d, names in self._all_drug_names.items()}
+        return self._screen_names
 
     def _recall(self, cid: str) -> tuple[ConversationState, list[str], str]:
         try:
@@ -251,7 +260,8 @@ class RagAgent:
         if overdose or section == "qua_lieu_va_xu_tri":
             notices.insert(0, msg.OVERDOSE_FIRST_LINE)
         unit = frame.asks_number
-        if unit and not _states_unit_any(hits, unit) and decision.outcome is not Outcome.VERIFY_PDF:
+        if unit and not _states_unit_any(hits, unit, self._topic_words(text, frame)) \
+                and decision.outcome is not Outcome.VERIFY_PDF:
             reason = "number_not_stated"
             notices.append(_number_not_stated_notice(unit, hits))
         request = GenerationRequest(
@@ -317,7 +327,7 @@ class RagAgent:
                               steps=tuple(steps))
         reason = "contraindicated_for_patient" if screen.contraindicated() else decision.reason
         notices = self._notices(frame)
-        if frame.asks_number and not _states_unit_any(pool, frame.asks_number) \
+        if frame.asks_number and not _states_unit_any(pool, frame.asks_number, self._topic_words(text, frame)) \
                 and decision.outcome is not Outcome.VERIFY_PDF:
             reason = "number_not_stated"
             notices.append(_number_not_stated_notice(frame.asks_number, pool))
@@ -488,9 +498,22 @@ def _mentions_any(hit: Hit, names: Sequence[str]) -> bool:
     return any(find_phrase(tokens, folded_words(name)) >= 0 for name in names)
 
 
-def _states_unit_any(hits: Sequence[Hit], unit: str) -> bool:
-    """Whether any evidence (outside quarantined tables) states a number in the asked unit."""
-    return any(states_unit(h.chunk.text, unit) for h in hits if not h.chunk.requires_visual_check)
+_NUMBER_QUESTION_WORDS = frozenset(fold(w) for w in (
+    "bao", "nhiêu", "mấy", "phút", "giờ", "tiếng", "ngày", "tuần", "tháng", "lần", "phần", "trăm", "lâu", "liều",
+    "thuốc", "uống", "dùng", "được", "không", "tốt", "nhất", "nên", "cách"))
+
+
+def _states_unit_any(hits: Sequence[Hit], unit: str, topic: frozenset[str] = frozenset()) -> bool:
+    """Whether any evidence (outside quarantined tables) states a number in the asked unit — in a
+    sentence about what was asked when the question says more than the drug and the unit
+    ("trước bữa sáng bao nhiêu phút" is not answered by an infusion's "trong 20–30 phút")."""
+    for hit in hits:
+        if hit.chunk.requires_visual_check:
+            continue
+        for sentence in split_sentences(hit.chunk.text):
+            if states_unit(sentence, unit) and (not topic or topic & set(folded_words(sentence))):
+                return True
+    return False
 
 
 def _number_not_stated_notice(unit: str, hits: Sequence[Hit]) -> str:
@@ -513,6 +536,11 @@ def _quotes_cited_for(guarded: GuardedAnswer, hits_by_id: dict[str, Hit], frame:
         hits_by_id[i].chunk.section_key == frame.section_key or hits_by_id[i].route in ("pooled", "safety")
         for c in guarded.claims for i in c.evidence_ids if i in hits_by_id
     )
+
+
+def _topic_words_of(text: str, drug_words: set[str]) -> frozenset[str]:
+    return frozenset(w for w in content_words(text) if w not in drug_words and w not in _NUMBER_QUESTION_WORDS
+                     and not w.isdigit())
 
 
 def _focus_words(frame: QueryFrame) -> tuple[str, ...]:

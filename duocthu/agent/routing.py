@@ -70,6 +70,13 @@ def _asks_quantity(frame: QueryFrame) -> bool:
         or frame.turn_type is TurnType.OVERDOSE_TAKEN
 
 
+def _asks_about_own_state(frame: QueryFrame) -> bool:
+    """"Đang cho con bú, methotrexat dùng được không?" names the section of the state the patient is in:
+    whether the drug can be used, not what the section says in general."""
+    return (frame.section_key == "thoi_ky_mang_thai" and frame.patient.pregnant) or (
+        frame.section_key == "thoi_ky_cho_con_bu" and frame.patient.breastfeeding)
+
+
 def _fixed(rule: int, action: Action, reason: str | None = None) -> Callable[[RouteContext], RouteDecision]:
     return lambda _ctx: RouteDecision(rule, action, reason)
 
@@ -116,7 +123,7 @@ ROUTING_TABLE: tuple[Rule, ...] = (
          "answerable / contraindicated_for_patient (the contraindication is the answer, no dose; other sections "
          "as quick replies)",
          lambda c: bool(c.frame.drugs) and c.frame.turn_type in _DRUG_QUESTIONS
-         and (_asks_dose(c.frame) or "section_named" not in c.frame.cues)
+         and (_asks_dose(c.frame) or "section_named" not in c.frame.cues or _asks_about_own_state(c.frame))
          and all(c.screen.contraindicated(d) for d in c.frame.drugs),
          _fixed(22, Action.CONTRAINDICATED, "contraindicated_for_patient")),
     Rule(2, "dosing_calc + drugs + not a section overview, population is None", "clarify / missing_population",

@@ -66,6 +66,15 @@ class MedicationTerm:
 
 
 @dataclass(frozen=True)
+class AllergyTerm:
+    """A medicine (or class) the patient is allergic to or reacted to, and the names the book may use."""
+
+    label: str
+    phrases: tuple[str, ...]
+    drug_id: str | None = None
+
+
+@dataclass(frozen=True)
 class PatientProfile:
     """Facts about the patient that select safety sentences (they are not evidence themselves)."""
 
@@ -79,11 +88,12 @@ class PatientProfile:
     conditions: tuple[ConditionTerm, ...] = ()
     medications: tuple[MedicationTerm, ...] = ()
     renal_clearance_ml_min: float | None = None
+    allergies: tuple[AllergyTerm, ...] = ()
 
     @property
     def is_empty(self) -> bool:
         return not (self.age_years is not None or self.pediatric or self.elderly or self.pregnant
-                    or self.breastfeeding or self.conditions or self.medications)
+                    or self.breastfeeding or self.conditions or self.medications or self.allergies)
 
     def facts(self) -> tuple[str, ...]:
         """The facts screened, as shown back ("6 tuổi", "mang thai", "hen phế quản", "đang dùng warfarin")."""
@@ -101,6 +111,7 @@ class PatientProfile:
             shown.append("cho con bú")
         shown += [c.label for c in self.conditions]
         shown += [f"đang dùng {m.label}" for m in self.medications]
+        shown += [f"dị ứng {a.label}" for a in self.allergies]
         return tuple(shown)
 
 
@@ -248,8 +259,9 @@ def screen_drug(
             if verdict is not None:
                 kind = FindingKind.AGE_LIMIT if limit.kind == "age" else FindingKind.CONTRAINDICATION
                 add(kind, verdict[1], limit.sentence, safety_hit, verdict[0])
+        own_names = (other_drug_names or {}).get(drug_id, ())
         for sentence in _sentences(hit.chunk):
-            _match_sentence(sentence, profile, FindingKind.CONTRAINDICATION, safety_hit, add)
+            _match_sentence(sentence, profile, FindingKind.CONTRAINDICATION, safety_hit, add, own_names=own_names)
     for hit in store.find_by_section(drug_id, "than_trong"):
         safety_hit = Hit(hit.chunk, 1.0, ScoreKind.EXACT, "safety")
         for sentence in _sentences(hit.chunk):
@@ -285,10 +297,35 @@ def screen_drug(
     return findings
 
 
+# A sentence about an allergy or a past reaction ("Quá mẫn với …", "tiền sử dị ứng với bất kỳ penicilin
+# nào", "Tiền sử hen … khi dùng acid acetylsalicylic").
+_ALLERGY_SENTENCE_RE = re.compile(r"\b(?:man cam|qua man|di ung|phan ung|phan ve|tien su)\b")
+_DOUBLED_RE = re.compile(r"([a-z])\1")
+
+
+def _undoubled(tokens: Sequence[str]) -> list[str]:
+    """"penicillin" and "penicilin" compare equal: the book writes Vietnamese INN spellings."""
+    return [_DOUBLED_RE.sub(r"\1", t) for t in tokens]
+
+
+def _allergy_matches(sentence_tokens: list[str], allergy: AllergyTerm, drug_id: str,
+                     own_names: Sequence[str]) -> bool:
+    tokens = _undoubled(sentence_tokens)
+    phrases = list(allergy.phrases) + (list(own_names) if allergy.drug_id == drug_id else [])
+    if any(find_phrase(tokens, _undoubled(folded_words(p))) >= 0 for p in phrases if p):
+        return True
+    # Allergic to the drug asked about: its "quá mẫn với thuốc / bất kỳ thành phần nào" sentence.
+    return allergy.drug_id == drug_id and find_phrase(tokens, ["thuoc"]) >= 0 and find_phrase(tokens, ["man"]) >= 0
+
+
 def _match_sentence(sentence: str, profile: PatientProfile, kind: FindingKind, hit: Hit,
-                    add: Callable[..., None], medications: bool = True) -> None:
+                    add: Callable[..., None], medications: bool = True, own_names: Sequence[str] = ()) -> None:
     tokens = folded_words(sentence)
     folded_sentence = fold(sentence)
+    if profile.allergies and _ALLERGY_SENTENCE_RE.search(folded_sentence):
+        for allergy in profile.allergies:
+            if _allergy_matches(tokens, allergy, hit.chunk.drug_id, own_names):
+                add(kind, f"dị ứng {allergy.label}", sentence, hit, kind is FindingKind.CONTRAINDICATION)
     for term in profile.conditions:
         matches = [(span, False) for span in _phrase_spans(tokens, term.phrases)]
         matches += [(span, True) for span in _phrase_spans(tokens, term.narrower)]

@@ -15,7 +15,7 @@ from duocthu.text import words
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import PatientFacts, Population, QueryFrame, TurnType
 from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES
-from duocthu.understanding.reverse import is_ambiguous_condition, is_symptom
+from duocthu.understanding.reverse import condition_answer, is_ambiguous_condition, is_symptom
 from duocthu.understanding.scope import has_phrase
 
 FOLLOW_UP_WORDS = ("còn", "thì sao", "thế còn", "vậy còn", "còn với", "thế", "vậy", "còn nếu")
@@ -56,6 +56,7 @@ def merge_patient(prior: PatientFacts, current: PatientFacts, said_not_pregnant:
         breastfeeding=prior.breastfeeding or current.breastfeeding,
         renal_clearance_ml_min=current.renal_clearance_ml_min or prior.renal_clearance_ml_min,
         crisis=prior.crisis or current.crisis,
+        allergies=union(prior.allergies, current.allergies),
     )
 
 
@@ -154,7 +155,7 @@ def _answers_which_condition(prior: QueryFrame, frame: QueryFrame, ev: TurnEvide
 
 
 def _condition_from_turn(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> QueryFrame:
-    condition = " ".join(words(ev.text)).strip() or None
+    condition = condition_answer(ev.text)
     turn_type = prior.turn_type
     if condition and turn_type in (TurnType.CONDITION_TO_DRUG, TurnType.SYMPTOM_TO_DRUG):
         turn_type = TurnType.SYMPTOM_TO_DRUG if is_symptom(condition) else TurnType.CONDITION_TO_DRUG

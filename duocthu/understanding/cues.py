@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from duocthu.sections import SECTION_TITLES
-from duocthu.text import words
+from duocthu.text import fold, words
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import ConditionRelation, QueryFrame, TurnType
 from duocthu.understanding.scope import has_phrase, looks_like_code, looks_like_instruction_attack
@@ -30,7 +30,8 @@ REVERSE_CUES = (
     "thuốc nao", "thuoc gi", "kháng sinh nào", "kháng sinh gì", "dùng kháng sinh nào", "loại kháng sinh nào",
 )
 CAUSES_CUES = ("gây", "gây ra", "làm tăng", "làm nặng", "dẫn đến", "là nguyên nhân", "làm kéo dài", "làm giảm",
-               "làm hạ", "gây hại", "có hại cho")
+               "làm hạ", "gây hại", "có hại cho", "dễ bị", "uống vào bị", "uống vào thì bị", "dùng vào bị",
+               "dùng vào thì bị", "khiến", "gây nên", "tăng lên")
 CONTRAINDICATION_CUES = ("chống chỉ định", "không được dùng", "cấm dùng", "không được uống", "không nên dùng",
                          "không nên uống", "kiêng", "tránh dùng", "phải tránh")
 CAUTION_CUES = ("thận trọng", "cần thận trọng", "lưu ý", "cẩn thận")
@@ -64,11 +65,12 @@ SECTION_NAMES: dict[str, tuple[str, ...]] = {
     "thoi_ky_cho_con_bu": ("thời kỳ cho con bú", "cho con bú", "đang cho bú", "cho bé bú", "sữa mẹ"),
     "tac_dung_khong_mong_muon": ("tác dụng không mong muốn", "tác dụng phụ", "phản ứng phụ", "adr", "side effect"),
     "huong_dan_xu_tri_adr": ("xử trí adr", "xử trí tác dụng phụ", "xử lý tác dụng phụ", "xử trí tác dụng không mong muốn"),
-    "lieu_luong_va_cach_dung": ("liều lượng", "liều dùng", "liều", "cách dùng", "cách uống"),
+    "lieu_luong_va_cach_dung": ("liều lượng", "liều dùng", "liều", "cách dùng", "cách uống", "uống bao nhiêu",
+                                "dùng bao nhiêu", "mấy viên", "bao nhiêu viên", "mấy ml", "bao nhiêu ml"),
     "tuong_tac_thuoc": ("tương tác thuốc", "tương tác", "kỵ với", "kị với", "kỵ thuốc", "kị thuốc"),
     "tuong_ky": ("tương kỵ", "tương kị", "trộn chung", "pha chung", "truyền chung", "pha cùng", "trộn lẫn",
                  "chung bơm tiêm", "chung dây truyền"),
-    "do_on_dinh_va_bao_quan": ("bảo quản", "độ ổn định"),
+    "do_on_dinh_va_bao_quan": ("bảo quản", "độ ổn định", "cất giữ", "cất thuốc"),
     "qua_lieu_va_xu_tri": ("quá liều", "ngộ độc"),
     "thong_tin_quy_che": ("thông tin quy chế", "quy chế", "kê đơn", "thuốc gây nghiện", "hướng thần"),
 }
@@ -133,12 +135,49 @@ def _asks_reverse(ev: TurnEvidence, frame: QueryFrame) -> bool:
     # A medicine named as being taken ("đang điều trị HIV bằng nelfinavir") is the patient's, not asked.
     asked_unknown = [u for u in ev.resolution.unknown if u.name not in ev.facts.other_medications]
     asked = [d for d in frame.drugs if d not in frame.patient.current_medications]
+    if "avoid_with_taken" in frame.cues:
+        return False
+    if not frame.patient.current_medications and has_phrase(ev.text, INTERACTION_ONLY_WORDS):
+        return False  # "Có kỵ thuốc nào không?": the interactions of a drug not named yet — which drug?
     return not asked and not asked_unknown and has_phrase(ev.text, REVERSE_CUES)
+
+
+INTERACTION_ONLY_WORDS = ("kỵ", "kị", "tương tác", "kỵ nhau", "dùng chung", "uống chung")
+# "X có làm / có gây Y không": Y is what the drug may cause — its side effects, not an indication.
+EFFECT_VERBS = ("có làm", "có gây", "có gây ra", "có khiến", "có bị", "gây ra", "dễ gây", "có thể gây", "làm cho")
+
+
+def _asks_effect(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    if not frame.drugs or frame.turn_type not in (TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW) \
+            or named_section(ev.text) is not None or frame.section_key == "tac_dung_khong_mong_muon":
+        return False
+    if not has_phrase(ev.text, EFFECT_VERBS) or has_phrase(ev.text, THERAPEUTIC_EFFECTS):
+        return False
+    intent = ev.intent
+    confident_elsewhere = intent is not None and intent.section not in (None, "tac_dung_khong_mong_muon") \
+        and intent.section_p >= NAMED_SECTION_YIELDS_TO
+    return bool(ev.conditions) and not confident_elsewhere
+
+
+THERAPEUTIC_EFFECTS = ("hạ sốt", "giảm đau", "hạ huyết áp", "hạ áp", "giảm ho", "hết đau", "khỏi", "giảm viêm",
+                       "chống viêm", "dễ ngủ", "ngủ ngon", "giảm mỡ", "hạ mỡ máu", "hạ đường huyết nhanh")
 
 
 def _reverse(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
     turn_type, relation = _reverse_relation(ev.text)
     return _update(frame, "reverse_lookup", turn_type=turn_type, condition_relation=relation, section_key=None)
+
+
+AVOID_WITH_WORDS = (*CONTRAINDICATION_CUES, "kỵ", "kị", "tương tác", "dùng chung", "uống chung", "kết hợp",
+                    "phối hợp", "không được dùng chung", "không được uống chung")
+
+
+def _avoid_with_taken(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    """"Đang dùng warfarin thì phải kiêng những thuốc gì?": the drug taken is the one asked about."""
+    taken = frame.patient.current_medications
+    return bool(taken) and all(d in taken for d in frame.drugs) and not frame.unknown_drugs \
+        and has_phrase(ev.text, REVERSE_CUES) and has_phrase(ev.text, AVOID_WITH_WORDS) \
+        and frame.turn_type not in (TurnType.CRISIS, TurnType.EMERGENCY, TurnType.OVERDOSE_TAKEN)
 
 
 def _taking_then_asking(ev: TurnEvidence, frame: QueryFrame) -> bool:
@@ -170,8 +209,25 @@ def _two_drugs_together(ev: TurnEvidence, frame: QueryFrame) -> bool:
 def _vague_second(ev: TurnEvidence, frame: QueryFrame) -> bool:
     if named_section(ev.text) == "tuong_ky":
         return False  # mixing in one syringe or line with "thuốc khác" asks the compatibility section
-    return len(frame.drugs) == 1 and has_phrase(ev.text, VAGUE_SECOND_DRUG) and (
+    if ev.facts.current_pronoun:
+        return False  # "đang uống thuốc đó": the conversation's drug (carry-over, pronoun_is_taken)
+    vague = has_phrase(ev.text, VAGUE_SECOND_DRUG) or _names_a_drug_class(ev)
+    return len(frame.drugs) == 1 and not frame.unknown_drugs and vague and (
         has_phrase(ev.text, INTERACTION_WORDS) or frame.turn_type is TurnType.INTERACTION)
+
+
+# "thuốc huyết áp", "thuốc tiểu đường": a class of medicines, not one the book can be asked about.
+DRUG_CLASS_WORDS = ("thuốc huyết áp", "thuốc hạ áp", "thuốc tiểu đường", "thuốc đường huyết", "thuốc mỡ máu",
+                    "thuốc tim", "thuốc tim mạch", "thuốc dạ dày", "thuốc bao tử", "thuốc chống đông",
+                    "thuốc loãng máu", "thuốc ngủ", "thuốc an thần", "thuốc bổ", "thuốc đông y", "thuốc nam",
+                    "thuốc bắc", "thuốc tránh thai", "thuốc thần kinh", "thuốc xương khớp", "thuốc gan")
+
+
+def _names_a_drug_class(ev: TurnEvidence) -> bool:
+    if has_phrase(ev.text, DRUG_CLASS_WORDS):
+        return True
+    tokens = [fold(w) for w in words(ev.text)]
+    return any(m.start > 0 and tokens[m.start - 1] == "thuoc" for m in ev.conditions)
 
 
 def _personal_dose(ev: TurnEvidence, frame: QueryFrame) -> bool:
@@ -252,6 +308,12 @@ CUE_TABLE: tuple[Cue, ...] = (
         and len(words(ev.text)) <= 8 and has_phrase(ev.text, GREETINGS)
         and f.turn_type not in (TurnType.CRISIS, TurnType.EMERGENCY, TurnType.OVERDOSE_TAKEN),
         lambda ev, f: _update(f, "greeting", turn_type=TurnType.SMALLTALK, section_key=None)),
+    Cue("avoid_with_taken", "đang dùng X thì kiêng / tránh / không được dùng chung thuốc gì",
+        "X's interaction section", "the drug taken is the one asked about, not a condition to look up",
+        _avoid_with_taken,
+        lambda ev, f: _update(f, "avoid_with_taken", turn_type=TurnType.DRUG_ATTRIBUTE,
+                              drugs=list(f.patient.current_medications), section_key="tuong_tac_thuoc",
+                              section_candidates=[], attribute=SECTION_TITLES["tuong_tac_thuoc"])),
     Cue("reverse_lookup", "thuốc nào/gì trị X, bị X thì uống gì — with no drug named",
         "condition_to_drug (or condition_relation for 'gây')", "the user asks for drugs, not about one",
         lambda ev, f: _asks_reverse(ev, f) and f.turn_type not in (
@@ -282,6 +344,12 @@ CUE_TABLE: tuple[Cue, ...] = (
                               turn_type=TurnType.DRUG_ATTRIBUTE if f.turn_type in (
                                   TurnType.DRUG_OVERVIEW, TurnType.INTERACTION) else f.turn_type,
                               attribute=SECTION_TITLES[named_section(ev.text) or "chi_dinh"])),
+    Cue("asks_effect", "a drug and 'có làm / có gây …' a condition, no section named",
+        "the side-effects section", "'Heparin có làm giảm tiểu cầu không?' asks what the drug may cause",
+        _asks_effect,
+        lambda ev, f: _update(f, "asks_effect", turn_type=TurnType.DRUG_ATTRIBUTE,
+                              section_key="tac_dung_khong_mong_muon", section_candidates=[],
+                              attribute=SECTION_TITLES["tac_dung_khong_mong_muon"])),
     Cue("personal_dose", "a dose question with age, weight, who, or 'mấy viên / bao nhiêu ml'",
         "dosing_calc (the paediatric gates apply)", "a personal dose needs the population, age and weight",
         _personal_dose,

@@ -138,6 +138,7 @@ class Resolution:
     products: tuple[ProductMatch, ...] = ()
     ambiguous: tuple[AmbiguousMention, ...] = ()
     leftovers: tuple[tuple[int, str], ...] = ()  # drug-like words with no verdict (position, word)
+    every_mention: tuple[DrugMention, ...] = ()  # ``mentions`` keeps one per drug; this keeps them all
 
     @property
     def drug_ids(self) -> list[str]:
@@ -319,7 +320,8 @@ class DrugResolver:
             if all(m.drug_id != mention.drug_id for m in unique):
                 unique.append(mention)
         return Resolution(
-            tuple(unique), tuple(_dedupe_unknown(unknown)), tuple(products), tuple(ambiguous), tuple(leftovers)
+            tuple(unique), tuple(_dedupe_unknown(unknown)), tuple(products), tuple(ambiguous), tuple(leftovers),
+            tuple(mentions),
         )
 
     def _product_match(self, product: ProductEntry, surface: str, start: int) -> ProductMatch:

@@ -53,12 +53,13 @@ class PatientFacts(_Model):
     breastfeeding: bool = False
     renal_clearance_ml_min: float | None = Field(default=None, gt=0, le=200)  # eGFR or creatinine clearance
     crisis: bool = False  # a self-harm signal was seen in this conversation
+    allergies: list[str] = Field(default_factory=list)  # drug_ids or names the patient is allergic to / reacted to
 
     @property
     def is_empty(self) -> bool:
         return not (
             self.current_medications or self.other_medications or self.conditions or self.pregnant
-            or self.breastfeeding or self.renal_clearance_ml_min is not None
+            or self.breastfeeding or self.renal_clearance_ml_min is not None or self.allergies
         )
 
 

@@ -23,10 +23,15 @@ import numpy as np
 
 from duocthu.budget import RequestBudget
 from duocthu.sections import SECTION_TITLES
-from duocthu.text import normalize, words
+from duocthu.text import fold, folded_words, normalize, words
 from duocthu.understanding.carryover import carry_over
 from duocthu.understanding.conditions import ConditionLexicon
-from duocthu.understanding.cues import apply_cues, named_section
+from duocthu.understanding.cues import (
+    INTERACTION_ONLY_WORDS,
+    REVERSE_CUES,
+    apply_cues,
+    named_section,
+)
 from duocthu.understanding.drugs import DrugResolver
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import (
@@ -41,7 +46,8 @@ from duocthu.understanding.frame import (
 from duocthu.understanding.intent import IntentModel, IntentPrediction
 from duocthu.understanding.patient import extract_facts
 from duocthu.understanding.quantities import asked_unit
-from duocthu.understanding.reverse import extract_condition, is_ambiguous_condition, is_symptom
+from duocthu.understanding.reverse import is_ambiguous_condition, is_symptom, split_conditions
+from duocthu.understanding.scope import has_phrase
 
 SECTION_MARGIN = 0.1
 """Below this gap between the two likeliest sections the understander does not pick one: it asks (dev-tuned)."""
@@ -80,16 +86,19 @@ def base_frame(ev: TurnEvidence, turn_type: TurnType, section_key: str | None,
     """The frame the entities and a turn type make, before cues and carry-over."""
     resolution, facts = ev.resolution, ev.facts
     taken = set(facts.current_medications)
-    asked = [m.drug_id for m in resolution.mentions if m.drug_id not in taken] or [
-        m.drug_id for m in resolution.mentions]
+    # A drug the patient is allergic to or took in the past is context, not the question.
+    mentioned = [m.drug_id for m in resolution.mentions if m.drug_id not in set(facts.history_drugs)]
+    asked = [d for d in mentioned if d not in taken] or mentioned
     patient = PatientFacts(
         current_medications=list(facts.current_medications), other_medications=list(facts.other_medications),
         conditions=list(facts.conditions), pregnant=bool(facts.pregnant), trimester=facts.trimester,
         breastfeeding=bool(facts.breastfeeding), renal_clearance_ml_min=facts.renal_clearance_ml_min,
+        allergies=list(facts.allergies),
     )
     return QueryFrame(
         turn_type=turn_type, drugs=list(dict.fromkeys(asked)),
-        unknown_drugs=[u.name for u in resolution.unknown] + [p.surface for p in resolution.products if not p.covered],
+        unknown_drugs=[u.name for u in resolution.unknown if u.name not in facts.allergies]
+        + [p.surface for p in resolution.products if not p.covered],
         suggestions={u.name: u.suggestion for u in resolution.unknown if u.suggestion},
         readings=[DrugReading(surface=m.surface, drug_id=m.drug_id) for m in resolution.mentions if m.fuzzy],
         ambiguous_names=[AmbiguousName(surface=a.surface, candidates=list(a.candidates)) for a in resolution.ambiguous],
@@ -166,14 +175,33 @@ def reconcile(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> Qu
             and not frame.patient.current_medications and len(frame.drugs) == 1 and not frame.unknown_drugs:
         # One drug and "tương tác với những thuốc nào?": its interaction section.
         updates.update(turn_type=TurnType.DRUG_ATTRIBUTE, section_key="tuong_tac_thuoc", section_candidates=[])
-    if turn_type is TurnType.DRUG_ATTRIBUTE and book_drug and frame.section_key is None \
-            and "vague_about_drug" not in frame.cues and not ev.residual_words:
-        updates.update(turn_type=TurnType.DRUG_OVERVIEW, section_candidates=[])
+    if _drug_question_without_drug(ev, frame, turn_type):
+        # "Thế liều người lớn?", "Ai không được dùng?": a question about a drug, even a short one.
+        section = named_section(ev.text) or (intent.section if intent else None)
+        turn_type = TurnType.DRUG_ATTRIBUTE
+        updates.update(turn_type=turn_type, section_key=section, section_candidates=[],
+                       attribute=SECTION_TITLES[section] if section else None)
+    if turn_type is TurnType.DRUG_ATTRIBUTE and book_drug and "vague_about_drug" not in frame.cues \
+            and _only_names_the_drug(ev) and not frame.patient.current_medications:
+        # Only a name ("Brufen", "Paracetamol là thuốc gì?"): nothing for the model to read a section from.
+        updates.update(turn_type=TurnType.DRUG_OVERVIEW, section_key=None, section_candidates=[], attribute=None)
+    state_section = _patient_state_section(ev, frame)
+    if state_section and book_drug and updates.get("turn_type", turn_type) in DRUG_TURN_TYPES \
+            and not (turn_type is TurnType.INTERACTION and updates.get("section_key") != "tuong_tac_thuoc"):
+        # "Đang cho con bú, uống cefalexin được không?": the section of the state the patient is in.
+        updates.update(turn_type=TurnType.DRUG_ATTRIBUTE, section_key=state_section, section_candidates=[],
+                       attribute=SECTION_TITLES[state_section])
     if turn_type in DRUG_TURN_TYPES | {TurnType.INTERACTION} and not frame.drugs and not frame.unknown_drugs \
             and ev.resolution.leftovers and intent is not None \
             and intent.turn_type_p >= UNKNOWN_NAME_FLOOR and intent.p("medical_question") < 0.2:
         # "Berberin có dùng cho bà bầu được không?": a drug-like word the book does not know.
         updates["unknown_drugs"] = [ev.resolution.leftovers[0][1]]
+    if turn_type in (TurnType.CONDITION_TO_DRUG, TurnType.CONDITION_RELATION, TurnType.SYMPTOM_TO_DRUG) \
+            and not book_drug and not frame.unknown_drugs and not frame.patient.current_medications \
+            and has_phrase(ev.text, INTERACTION_ONLY_WORDS) and "reverse_lookup" not in frame.cues:
+        # "Có kỵ thuốc nào không?": the interactions of a drug not named yet — which drug?
+        updates.update(turn_type=TurnType.DRUG_ATTRIBUTE, section_key="tuong_tac_thuoc", section_candidates=[],
+                       attribute=SECTION_TITLES["tuong_tac_thuoc"])
     frame = frame.model_copy(update=updates) if updates else frame
     if frame.is_reverse_lookup or frame.turn_type is TurnType.CONDITION_RELATION:
         frame = _reverse_details(ev, frame, entities)
@@ -196,7 +224,8 @@ def _core_condition(condition: str | None) -> str | None:
 
 
 def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[str]:
-    """The condition in the book's words: each synonym it contains replaced by the other forms."""
+    """The condition in the book's words: each synonym it contains replaced by the other forms,
+    then the book's indication phrases that the user's words contain (:func:`book_indication_within`)."""
     alternatives: list[str] = []
     tokens = words(condition)
     for mention in lexicon.find(condition):
@@ -206,11 +235,43 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
             phrase = " ".join([*tokens[: mention.start], form, *tokens[mention.end :]])
             if phrase != condition and len(words(form)) >= 1:
                 alternatives.append(phrase)
-    return list(dict.fromkeys(alternatives))[:12]
+    return list(dict.fromkeys([*alternatives[:12], *book_indication_within(condition, lexicon)]))
+
+
+BOOK_PHRASE_MIN_COVERAGE = 0.6
+
+
+def book_indication_within(condition: str, lexicon: ConditionLexicon) -> list[str]:
+    """Indication phrases of the book whose words the user's condition contains, in order, from its
+    first word, with at most one extra word between ("run tay vô căn" → "run vô căn"; "trứng cá viêm"
+    → "trứng cá"), covering most of what the user wrote (so "động kinh viêm phổi" does not become
+    "động kinh"). Longest first."""
+    typed = folded_words(condition)
+    found: list[tuple[int, str]] = []
+    for entry in lexicon.conditions:
+        if not entry.from_corpus or "chi_dinh" not in entry.sections:
+            continue
+        for form in entry.folded_forms:
+            if 2 <= len(form) < len(typed) and len(form) >= BOOK_PHRASE_MIN_COVERAGE * len(typed) \
+                    and form[0] == typed[0] and _in_order_with_one_gap(form, typed):
+                found.append((len(form), entry.label))
+    return [label for _, label in sorted(found, key=lambda f: -f[0])][:3]
+
+
+def _in_order_with_one_gap(phrase: tuple[str, ...], typed: list[str]) -> bool:
+    position, gaps = 0, 0
+    for word in phrase:
+        try:
+            index = typed.index(word, position)
+        except ValueError:
+            return False
+        gaps += index - position if position else 0
+        position = index + 1
+    return gaps <= 1
 
 
 def _reverse_details(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> QueryFrame:
-    condition, comorbidities = extract_condition(ev.text, entities.drug_spans, entities.patient_conditions)
+    condition, comorbidities = split_conditions(ev.text, entities.drug_spans, entities.patient_conditions)
     condition = _core_condition(condition)
     relation = frame.condition_relation or ConditionRelation.INDICATION
     turn_type = frame.turn_type
@@ -225,6 +286,64 @@ def _reverse_details(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader
         "condition_ambiguous": is_ambiguous_condition(condition), "patient": patient, "drugs": [],
         "section_key": None, "section_candidates": [],
     })
+
+
+_NOT_DRUG_QUESTIONS = frozenset({TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE, TurnType.MEDICAL_QUESTION,
+                                 TurnType.CONDITION_TO_DRUG, TurnType.SYMPTOM_TO_DRUG, TurnType.CONDITION_RELATION})
+
+
+def _drug_question_without_drug(ev: TurnEvidence, frame: QueryFrame, turn_type: TurnType) -> bool:
+    """"Thế liều người lớn?", "Ai không được dùng?", "Cất giữ ra sao?": a drug question naming no drug,
+    whatever the model read (a short follow-up gives it little to go on)."""
+    if turn_type not in _NOT_DRUG_QUESTIONS or frame.drugs or frame.unknown_drugs or frame.patient.current_medications:
+        return False
+    if set(frame.cues) & {"attack", "greeting", "about_assistant", "reverse_lookup"} or has_phrase(ev.text, REVERSE_CUES):
+        return False
+    if turn_type in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE):
+        return bool(named_section(ev.text)) or has_phrase(ev.text, DRUG_REFERENCE_WORDS)
+    return bool(named_section(ev.text)) and not ev.conditions
+
+
+# What is left of an overview question once the drug's name is taken out ("Brufen", "Paracetamol là thuốc gì?").
+_OVERVIEW_WORDS = frozenset(fold(w) for w in (
+    "là", "gì", "thuốc", "cho", "hỏi", "về", "thông", "tin", "tìm", "hiểu", "giới", "thiệu", "ạ", "nhé", "vậy",
+    "ơi", "biết", "tôi", "mình", "em", "muốn", "xem", "này", "sao", "nào", "cái", "chút", "với", "nha"))
+
+
+def _only_names_the_drug(ev: TurnEvidence) -> bool:
+    raw = words(ev.text)
+    spans = [(m.start, m.end) for m in ev.resolution.mentions]
+    rest = [fold(w) for i, w in enumerate(raw) if not any(a <= i < b for a, b in spans)]
+    return all(w in _OVERVIEW_WORDS for w in rest) and named_section(ev.text) is None
+
+
+# Words that show a turn is about a medicine even when it names none ("thuốc này", "uống mấy viên").
+DRUG_REFERENCE_WORDS = ("thuốc", "viên", "liều", "uống", "dùng", "tiêm", "xịt", "siro", "kháng sinh", "vắc xin",
+                        "bôi", "nhỏ", "ngậm", "đặt", "truyền", "nó", "toa", "đơn thuốc")
+
+
+def _asks_no_drug_at_all(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    return (frame.turn_type in DRUG_TURN_TYPES and not frame.drugs and not frame.unknown_drugs
+            and not frame.ambiguous_names and not frame.products
+            and named_section(ev.text) in (None, "thoi_ky_mang_thai", "thoi_ky_cho_con_bu")
+            and not has_phrase(ev.text, DRUG_REFERENCE_WORDS) and not frame.cues)
+
+
+_DOSE_WORDS = ("liều", "bao nhiêu", "mấy viên", "mấy ml", "mấy lần", "mấy mg", "bao lâu", "mấy ngày", "cách dùng")
+
+
+def _patient_state_section(ev: TurnEvidence, frame: QueryFrame) -> str | None:
+    """The pregnancy or breastfeeding section, when this turn states that state and asks no other section."""
+    if not (ev.facts.pregnant or ev.facts.breastfeeding) or frame.wants_section_overview:
+        return None
+    named = named_section(ev.text)
+    state = "thoi_ky_mang_thai" if ev.facts.pregnant else "thoi_ky_cho_con_bu"
+    if named not in (None, "thoi_ky_mang_thai", "thoi_ky_cho_con_bu") or has_phrase(ev.text, _DOSE_WORDS):
+        return None
+    if frame.cues and set(frame.cues) & {"overdose_question", "two_drugs_together", "taking_then_asking",
+                                           "vague_second_drug", "avoid_with_taken"}:
+        return None
+    return named or state
 
 
 def settle(frame: QueryFrame) -> QueryFrame:
@@ -247,6 +366,15 @@ def finish_frame(ev: TurnEvidence, frame: QueryFrame, prior: QueryFrame | None, 
     frame = apply_cues(ev, frame)
     frame = reconcile(ev, frame, entities)
     frame = carry_over(prior, frame, ev)
+    if _asks_no_drug_at_all(ev, frame):
+        # "Bé 7 tháng mọc răng sốt nhẹ có sao không?": no drug named, inherited or even mentioned —
+        # a medical question, not "which drug?".
+        frame = frame.model_copy(update={"turn_type": TurnType.MEDICAL_QUESTION, "section_key": None,
+                                         "section_candidates": [], "attribute": None})
+    if frame.is_reverse_lookup and frame.indication and not frame.indication_alternatives:
+        # A condition carried over ("đau đầu" answering "which pain?") is looked up like one asked.
+        frame = frame.model_copy(update={"indication_alternatives": indication_alternatives(frame.indication,
+                                                                                            entities.lexicon)})
     return settle(frame)
 
 

@@ -49,6 +49,15 @@ CURRENT_MEDICATION_CUES = (
     "đang được kê", "bác sĩ kê", "được bác sĩ kê", "đang tiêm", "đang điều trị", "khi đang dùng", "khi đang uống",
     "trong khi đang dùng", "đang phải dùng", "đang phải uống", "uống thường xuyên", "dùng thường xuyên",
 )
+# "dị ứng penicillin", "mẫn cảm với aspirin": what the patient must not be given again. "Hồi trước uống
+# aspirin thì bị lên cơn hen": a past reaction, not a medicine taken now nor the one asked about.
+ALLERGY_CUES = ("dị ứng", "dị ứng với", "bị dị ứng", "mẫn cảm", "mẫn cảm với", "quá mẫn", "quá mẫn với", "dị ứng thuốc",
+                "sốc phản vệ với", "sốc phản vệ do")
+PAST_USE_CUES = ("hồi trước", "trước đây", "từng uống", "từng dùng", "đã từng", "lần trước", "dạo trước", "hồi xưa",
+                 "năm ngoái", "trước kia")
+REACTION_WORDS = ("bị", "dị ứng", "nổi mẩn", "mẩn ngứa", "phù", "khó thở", "hen", "sốc", "ngứa", "phát ban", "mày đay")
+# Words after which a condition is what a drug may cause, not what the patient has ("có làm giảm tiểu cầu không").
+CAUSAL_VERBS = frozenset(fold(w) for w in ("làm", "gây", "gây ra", "dẫn", "khiến", "bị không", "làm tăng", "làm giảm"))
 PRONOUN_DRUG_REFERENCES = ("nó", "thuốc này", "thuốc đó", "thuốc trên", "thuốc vừa rồi", "thuốc ấy", "thuốc kia")
 _CLAUSE_WORDS = frozenset(fold(w) for w in ("thì", "mà", "nhưng", "giờ", "nay", "liệu", "muốn", "giờ đây"))
 _SECOND_ACTION_WORDS = frozenset(fold(w) for w in ("uống", "dùng", "xài", "tiêm", "thêm", "được", "kèm"))
@@ -72,6 +81,8 @@ class TurnFacts:
     other_medications: tuple[str, ...] = ()  # names not in the book being taken
     current_pronoun: bool = False  # "tôi đang uống nó": the medicine taken is the conversation's drug
     renal_clearance_ml_min: float | None = None
+    allergies: tuple[str, ...] = ()  # drug_ids or names the patient reacted to ("penicillin")
+    history_drugs: tuple[str, ...] = ()  # drug_ids named only as taken in the past (not asked about)
 
 
 def clause_of_tokens(text: str) -> list[int]:
@@ -134,6 +145,43 @@ def _taken_positions(text: str) -> tuple[set[int], bool]:
     return positions, pronoun
 
 
+def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None = None) -> list[tuple[int, int]]:
+    """(start, end) token spans from after each cue to the end of its clause — or, given the token
+    positions where names start, to the first "uống / dùng / thêm" after a name ("dị ứng thời tiết, uống
+    thêm Telfast": Telfast is not the allergy)."""
+    tokens = words(text)
+    folded = [fold(t) for t in tokens]
+    clauses = clause_of_tokens(text)
+    spans: list[tuple[int, int]] = []
+    for cue in cues:
+        cue_words = [fold(w) for w in words(cue)]
+        n = len(cue_words)
+        for start in range(len(tokens) - n + 1):
+            if folded[start : start + n] != cue_words or not _accent_ok(tokens[start : start + n], words(cue)):
+                continue
+            end = start + n
+            clause = clauses[start] if start < len(clauses) else -1
+            named = False
+            while end < len(tokens) and clauses[end] == clause:
+                if names_at is not None and folded[end] in _SECOND_ACTION_WORDS and (named or end > start + n + 2):
+                    break
+                named = named or (names_at is not None and end in names_at)
+                end += 1
+            spans.append((start + n, end))
+    return spans
+
+
+def _in_spans(position: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= position < end for start, end in spans)
+
+
+def _caused_not_had(text: str, start: int) -> bool:
+    """The condition at ``start`` follows "làm"/"gây" — asked as an effect of a drug."""
+    folded = [fold(t) for t in words(text)]
+    before = folded[max(0, start - 2) : start]
+    return any(w in CAUSAL_VERBS for w in before)
+
+
 def _accent_ok(typed: list[str], cue: list[str]) -> bool:
     from duocthu.text import token_matches
 
@@ -153,14 +201,54 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
     elif has_phrase(text, PREGNANCY_WORDS) or trimester is not None:
         pregnant = True
     breastfeeding = True if has_phrase(text, BREASTFEEDING_WORDS) else None
+    if population is None and (pregnant or breastfeeding):
+        population = Population.ADULT  # a pregnant or nursing woman, unless an age says otherwise
     taken, pronoun = _taken_positions(text)
-    current = tuple(dict.fromkeys(m.drug_id for m in resolution.mentions if m.start in taken))
-    others = tuple(dict.fromkeys(u.name for u in resolution.unknown if u.start in taken))
+    names_at = frozenset([m.start for m in resolution.mentions] + [u.start for u in resolution.unknown])
+    allergy_spans = _cue_spans(text, ALLERGY_CUES, names_at)
+    past_spans = _cue_spans(text, PAST_USE_CUES, names_at)
+    reacted = has_phrase(text, REACTION_WORDS)
+    in_past = {m.drug_id for m in resolution.mentions if _in_spans(m.start, past_spans) and m.start not in taken}
+    in_allergy = {m.drug_id for m in resolution.mentions if _in_spans(m.start, allergy_spans)}
+    # A drug named only as a past reaction or an allergy is background; named again, it is asked about.
+    elsewhere = {m.drug_id for m in resolution.every_mention or resolution.mentions
+                 if not _in_spans(m.start, past_spans) and not _in_spans(m.start, allergy_spans)}
+    history = tuple(d for d in dict.fromkeys(m.drug_id for m in resolution.mentions)
+                    if d in in_past | in_allergy and d not in elsewhere)
+    allergies = tuple(dict.fromkeys(
+        [m.drug_id for m in resolution.mentions if m.drug_id in in_allergy]
+        + [u.name for u in resolution.unknown if _in_spans(u.start, allergy_spans)]
+        + [_allergy_words(text, s) for s in allergy_spans if not _span_has_name(s, resolution)]
+        + (sorted(in_past) if reacted else [])
+    ))
+    allergies = tuple(a for a in allergies if a)
+    current = tuple(dict.fromkeys(m.drug_id for m in resolution.mentions if m.start in taken
+                                  and m.drug_id not in allergies))
+    others = tuple(dict.fromkeys(u.name for u in resolution.unknown if u.start in taken and u.name not in allergies))
     others += tuple(n for p in resolution.products if p.start in taken for n in p.uncovered if n not in others)
-    conditions = tuple(m.condition.label for m in lexicon.find(text) if m.condition.patient_condition)
+    conditions = tuple(m.condition.label for m in lexicon.find(text)
+                       if m.condition.patient_condition and not _caused_not_had(text, m.start))
     return TurnFacts(
         age=age, weight_kg=parse_weight(text), population=population, states_population=states_population,
         route=route, pregnant=pregnant, trimester=trimester, breastfeeding=breastfeeding, conditions=conditions,
         current_medications=current, other_medications=others, current_pronoun=pronoun,
-        renal_clearance_ml_min=parse_renal_clearance(text),
+        renal_clearance_ml_min=parse_renal_clearance(text), allergies=allergies, history_drugs=history,
     )
+
+
+_ALLERGY_FILLER = frozenset(fold(w) for w in ("thuốc", "nhóm", "kháng", "sinh", "với", "các", "loại", "họ", "những",
+                                              "tôi", "em", "mình", "bị", "rất", "nặng", "nhẹ", "hồi", "trước"))
+
+
+def _span_has_name(span: tuple[int, int], resolution: Resolution) -> bool:
+    return any(span[0] <= m.start < span[1] for m in resolution.mentions) or \
+        any(span[0] <= u.start < span[1] for u in resolution.unknown)
+
+
+def _allergy_words(text: str, span: tuple[int, int]) -> str:
+    """The class named after "dị ứng" when no drug name resolved ("dị ứng nhóm sulfamid" → "sulfamid")."""
+    tokens = words(text)[span[0] : span[1]]
+    if not tokens or fold(tokens[0]) not in {"thuoc", "nhom", "khang"}:
+        return ""  # "dị ứng thời tiết", "trị dị ứng": no medicine named
+    kept = [t for t in tokens if fold(t) not in _ALLERGY_FILLER and t.isalpha() and len(t) >= 4]
+    return " ".join(kept[:2])

@@ -8,7 +8,7 @@ taken brings its names, brands and pharmacological classes ("thuốc chống đ�
 from __future__ import annotations
 
 from duocthu.drug_classes import class_names
-from duocthu.retrieval.safety import ConditionTerm, MedicationTerm, PatientProfile
+from duocthu.retrieval.safety import AllergyTerm, ConditionTerm, MedicationTerm, PatientProfile
 from duocthu.understanding.conditions import ConditionLexicon
 from duocthu.understanding.drugs import DrugResolver
 from duocthu.understanding.frame import Population, QueryFrame
@@ -20,6 +20,14 @@ def medication_term(drug_id: str, resolver: DrugResolver) -> MedicationTerm:
     entry = resolver.catalogue.get(drug_id)
     names = resolver.names_of(drug_id) + (class_names(entry.atc_codes) if entry else [])
     return MedicationTerm(resolver.display_name(drug_id), tuple(dict.fromkeys(names)), drug_id)
+
+
+def allergy_term(name: str, resolver: DrugResolver) -> AllergyTerm:
+    """A drug of the book brings its names and classes; another name ("penicillin") is looked up as typed."""
+    if name in resolver.catalogue:
+        term = medication_term(name, resolver)
+        return AllergyTerm(term.label, term.phrases, name)
+    return AllergyTerm(name, (name,))
 
 
 def condition_term(label: str, lexicon: ConditionLexicon) -> ConditionTerm:
@@ -47,4 +55,5 @@ def patient_profile(frame: QueryFrame, lexicon: ConditionLexicon, resolver: Drug
         pregnant=patient.pregnant, trimester=patient.trimester, breastfeeding=patient.breastfeeding,
         conditions=tuple(condition_term(label, lexicon) for label in dict.fromkeys(labels)),
         medications=tuple(medications), renal_clearance_ml_min=clearance,
+        allergies=tuple(allergy_term(name, resolver) for name in patient.allergies),
     )

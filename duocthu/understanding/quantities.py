@@ -66,7 +66,7 @@ def folded_with_digits(text: str) -> str:
 
 _NUMBER = r"(\d+(?:[.,]\d+)?)"
 _HALF = r"(\s*ruoi)?"
-_CHILD_WORDS = r"(?:be|tre|chau|con|em be|nhoc|thang be|dua be|bao|tre so sinh|tre nho)"
+_CHILD_WORDS = r"(?:be|tre|chau|con|em be|nhoc|thang be|dua be|tre so sinh|tre nho)"
 _AGE_YEARS_MONTHS_RE = re.compile(_NUMBER + r"\s*tuoi\s*(?:va\s*)?" + _NUMBER + r"\s*thang")
 _AGE_YEARS_RE = re.compile(_NUMBER + r"\s*(?:tuoi|t\b|yo\b|years? old|years?\b)" + _HALF)
 _AGE_MONTHS_RE = re.compile(r"(?:" + _NUMBER + r"\s*thang\s*tuoi)|(?:\b" + _CHILD_WORDS + r"\b[^.?!,;]{0,12}?\b"
@@ -203,6 +203,7 @@ _ASKED_UNITS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("thời gian", re.compile(r"\bmay gio\b|\bbao nhieu gio\b|\bbao lau\b|\bmay tieng\b|\bmay ngay\b"
                              r"|\bbao nhieu ngay\b|\bmay tuan\b|\bmay thang\b")),
     ("lần", re.compile(r"\bmay lan\b|\bbao nhieu lan\b")),
+    ("phút", re.compile(r"\bmay phut\b|\bbao nhieu phut\b")),
 )
 
 

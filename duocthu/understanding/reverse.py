@@ -1,10 +1,12 @@
 """Reverse lookup questions: which condition is asked, and which are the patient's own.
 
 "Thuốc nào trị đau răng cho người bị loét dạ dày?" asks for drugs indicated for *đau răng*; the
-patient has *loét dạ dày*. The question is cut into clauses; the clause with the treatment cue
-holds the condition, question scaffolding and drug names are stripped from it, and conditions
-named after a patient marker ("cho người", "ở người", "mà bị") or in another clause are the
-patient's. Shared by every understander.
+patient has *loét dạ dày*. :func:`split_conditions` (the learned and LLM understanders) cuts the
+question into pieces at clause breaks and at "bị", "kèm", "mà", "thì"; a piece that opens with a
+patient word ("người", "bệnh nhân") or follows one, or follows "kèm", describes the patient; of the
+others, the piece with the treatment cue ("thuốc nào trị X") names the condition, else the last one
+before the question ("bị suy thận nặng mà lên cơn gút cấp thì uống thuốc gì" asks about *gút cấp*).
+:func:`extract_condition` is the first version's clause rule, kept for the ``rules`` baseline.
 """
 
 from __future__ import annotations
@@ -42,6 +44,14 @@ REVERSE_FILLER = (
     "mấy", "triệu chứng", "nhiều", "một số", "khi", "nên uống thuốc nào", "thuốc nào tốt",
     "bà bầu", "phụ nữ", "bà mẹ", "người lớn", "trẻ em", "bé", "con tôi", "cần", "hay", "tốt", "nhất", "ạ", "nhé",
     "kháng sinh nào", "kháng sinh gì", "loại kháng sinh nào", "kháng sinh", "được", "đc", "dc",
+)
+# Informal talk around a condition ("mấy hôm nay cứ thấy …", "cho nhanh khỏi", "mọi người ơi"): never
+# part of a condition's name.
+CHATTER = (
+    "mấy hôm nay", "mấy hôm", "hôm nay", "dạo này", "gần đây", "cứ", "thấy", "cảm thấy", "trong người",
+    "bây giờ", "giờ", "mọi người", "cả nhà", "ơi", "nhỉ", "nha", "nhé", "với", "thôi", "ạ", "vậy", "à",
+    "khỏi", "cho khỏi", "nhanh khỏi", "cho nhanh khỏi", "cho hết", "liệt kê", "kể tên", "này", "đó", "lên cơn",
+    "hiệu quả", "nhanh", "ngay", "luôn", "ra sao", "như thế nào", "lại", "cũng",
 )
 
 
@@ -119,10 +129,13 @@ def _split_after_taking(clause: str) -> tuple[str, str]:
     return " ".join(raw[cut + 1 :]), " ".join(raw[:cut])
 
 
-def _strip_scaffolding(text: str, drug_spans: Callable[[str], list[tuple[int, int]]]) -> str | None:
+def _strip_scaffolding(
+    text: str, drug_spans: Callable[[str], list[tuple[int, int]]], chatter: bool = False
+) -> str | None:
     """Remove question scaffolding, drug names and patient cues; what remains names the condition.
 
-    Accent-aware: the filler "mấy" does not remove "mày" (as in "mày đay").
+    Accent-aware: the filler "mấy" does not remove "mày" (as in "mày đay"). ``chatter`` also removes
+    informal talk (:data:`CHATTER`; the ``rules`` baseline keeps the first version's list).
     """
     raw = words(text)
     drop = [False] * len(raw)
@@ -137,7 +150,8 @@ def _strip_scaffolding(text: str, drug_spans: Callable[[str], list[tuple[int, in
                 for i in range(start, start + n):
                     drop[i] = True
 
-    for phrase in sorted(set(REVERSE_FILLER), key=lambda f: len(words(f)), reverse=True):
+    for phrase in sorted(set(REVERSE_FILLER) | (set(CHATTER) if chatter else set()), key=lambda f: len(words(f)),
+                         reverse=True):
         mark(phrase)
     for phrase in (*CURRENT_MEDICATION_CUES, *PREGNANCY_WORDS, *BREASTFEEDING_WORDS):
         mark(phrase)
@@ -148,9 +162,96 @@ def _strip_scaffolding(text: str, drug_spans: Callable[[str], list[tuple[int, in
     return " ".join(kept).strip() or None
 
 
+_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thì|mà|nhưng|kèm theo|kèm|đồng thời|bị)\b", re.IGNORECASE)
+_PATIENT_OPENERS = ("người", "bệnh nhân", "người bệnh", "ở người", "cho người", "cho bệnh nhân", "ở bệnh nhân",
+                    "người có", "người có tiền sử", "có tiền sử", "tiền sử", "người đang", "người mắc", "bé",
+                    "trẻ", "con tôi", "bà bầu", "phụ nữ có thai", "mẹ tôi", "bố tôi", "ba tôi", "ông tôi", "bà tôi")
+_PATIENT_CLOSERS = ("người", "bệnh nhân", "người bệnh", "cho người", "ở người", "cho bệnh nhân", "ở bệnh nhân")
+_COMORBIDITY_JOINERS = ("kèm", "kèm theo", "đồng thời")
+
+
+def split_conditions(
+    text: str, drug_spans: Callable[[str], list[tuple[int, int]]], comorbidities_in: Callable[[str], list[str]]
+) -> tuple[str | None, list[str]]:
+    """The condition a reverse-lookup question asks about, and the patient's other conditions."""
+    normalized = normalize(text)
+    pieces: list[tuple[str, str]] = []  # (joiner before the piece, piece)
+    position, joiner = 0, ""
+    for match in _PIECE_BREAK_RE.finditer(normalized):
+        pieces.append((joiner, normalized[position : match.start()].strip()))
+        joiner, position = fold(match.group(0)).strip(), match.end()
+    pieces.append((joiner, normalized[position:].strip()))
+
+    asked: list[str] = []  # conditions not marked as the patient's, in order
+    treated: str | None = None  # the condition governed by the treatment cue
+    patient: list[str] = []
+    follows_patient_word = False
+    for joiner, piece in pieces:
+        if not piece:
+            continue
+        about_patient = (follows_patient_word or joiner in {fold(j) for j in _COMORBIDITY_JOINERS}
+                         or _opens_with(piece, _PATIENT_OPENERS))
+        follows_patient_word = _closes_with(piece, _PATIENT_CLOSERS)  # "… cho người" | "bị loét dạ dày"
+        head, tail_patient = _split_at_patient_marker(piece)
+        condition = _strip_scaffolding(_strip_openers(head), drug_spans, chatter=True)
+        if condition is not None and (fold(condition) in _NOT_A_CONDITION or condition.lower() in NOT_A_CONDITION_USES):
+            condition = None
+        if tail_patient:
+            patient += comorbidities_in(tail_patient) or [
+                c for c in [_strip_scaffolding(tail_patient, drug_spans, chatter=True)] if c]
+        if condition is None:
+            continue
+        if about_patient or has_phrase(piece, CURRENT_MEDICATION_CUES):
+            patient.append(condition)
+        elif has_phrase(piece, _TREATMENT_CUES) and treated is None:
+            treated = condition
+        else:
+            asked.append(condition)
+    condition = treated or (asked[-1] if asked else None)
+    if condition is None and patient:
+        # "Thuốc gì dùng cho người bị động kinh?": nothing else is asked, so the patient's
+        # condition is the one the drug is for.
+        condition, patient = patient[0], patient[1:]
+    others = [c for c in asked if c != condition] + patient
+    comorbidities = [c for o in others for c in (comorbidities_in(o) or [o])]
+    comorbidities = [c for c in dict.fromkeys(comorbidities)
+                     if c != condition and not any(c != o and fold(c) in fold(o) for o in comorbidities)]
+    return condition, comorbidities
+
+
+# What a drug class does, not what the patient has: "thuốc giảm đau nào", "thuốc hạ sốt nào".
+NOT_A_CONDITION_USES = frozenset({"giảm đau", "hạ sốt", "hạ nhiệt", "giảm sốt", "chống viêm", "giảm viêm", "giảm ho",
+                                  "hạ áp", "an thần", "kháng viêm", "chống dị ứng", "giảm đau hạ sốt"})
+
+
+def _opens_with(piece: str, phrases: tuple[str, ...]) -> bool:
+    folded = folded_words(piece)
+    return any(folded[: len(p)] == p for p in (folded_words(x) for x in phrases))
+
+
+def _closes_with(piece: str, phrases: tuple[str, ...]) -> bool:
+    folded = folded_words(piece)
+    return any(len(folded) >= len(p) and folded[-len(p):] == p for p in (folded_words(x) for x in phrases))
+
+
+def _strip_openers(piece: str) -> str:
+    raw = words(piece)
+    folded = [fold(w) for w in raw]
+    for opener in sorted((folded_words(x) for x in _PATIENT_OPENERS), key=len, reverse=True):
+        if folded[: len(opener)] == opener:
+            return " ".join(raw[len(opener):])
+    return piece
+
+
 def is_symptom(condition: str) -> bool:
     return any(fold(condition).startswith(fold(head)) for head in SYMPTOM_HEADS)
 
 
 def is_ambiguous_condition(condition: str | None) -> bool:
     return condition is not None and fold(condition) in AMBIGUOUS_CONDITIONS
+
+
+def condition_answer(text: str) -> str | None:
+    """The condition in a reply to "which condition?" ("đau đầu ạ", "bị tăng huyết áp")."""
+    condition = _strip_scaffolding(text, lambda _: [], chatter=True)
+    return None if condition is None or fold(condition) in _NOT_A_CONDITION else condition

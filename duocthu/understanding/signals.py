@@ -35,6 +35,10 @@ _DRUG_FACT_QUESTIONS = ("có gây", "có làm", "tác dụng phụ", "tác dụn
 _ADVERSE_EFFECT_FRAMES = ("ý nghĩ tự sát", "hành vi tự sát", "nguy cơ tự sát", "xu hướng tự sát", "ý định tự sát",
                           "ý nghĩ tự tử", "hành vi tự tử", "nguy cơ tự tử")
 _FIRST_PERSON = ("tôi", "mình", "tao", "em", "tớ", "con muốn", "cháu muốn")
+# Said of a child or someone else, "uống hết cả lọ" is an accident to treat now (overdose taken), not intent.
+_AMBIGUOUS_SELF_HARM = ("uống hết cả lọ", "uống cả lọ cho")
+_SOMEONE_ELSE = ("con tôi", "con em", "con mình", "bé", "cháu", "thằng bé", "con bé", "trẻ", "bé nhà", "con nhà",
+                 "ông", "bà", "bố tôi", "mẹ tôi", "ba tôi", "chồng tôi", "vợ tôi")
 
 OVERDOSE_TAKEN_PHRASES = (
     "lỡ uống", "uống nhầm", "nuốt nhầm", "uống lộn", "uống quá liều rồi", "đã uống quá liều", "vừa uống quá liều",
@@ -42,12 +46,13 @@ OVERDOSE_TAKEN_PHRASES = (
     "uống gấp đôi", "uống gấp ba", "uống dồn", "uống quá nhiều rồi",
     "lỡ cho uống", "lỡ tay cho", "cho uống nhầm", "bé nuốt", "con nuốt", "cháu nuốt", "trẻ nuốt",
     "nuốt mấy viên", "nuốt phải", "uống phải", "nhai mất", "uống mất", "ăn mất", "chục viên", "cả nắm",
+    "nuốt mất", "nuốt hết",
     "uống quá liều rồi",
 )
 _TOO_MUCH = ("uống quá nhiều", "uống nhiều quá", "uống quá liều", "xịt quá nhiều", "tiêm quá liều", "dùng quá liều")
 _FEELING_RE = re.compile(r"\b(?:dang bi|bi|thay|gio bi)\s+(?!sao\b|gi\b|lam sao\b|the nao\b|nhu the nao\b|ngo doc\b)\w+")
 _TAKEN_MARKERS = ("đã", "vừa", "rồi", "lỡ", "nhầm", "lộn", "mới uống", "vừa uống", "lúc nãy", "hồi nãy", "sáng nay",
-                  "tối qua", "hôm qua", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ")
+                  "tối qua", "hôm qua", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nuốt")
 _HYPOTHETICAL_MARKERS = ("nếu", "lỡ như", "nhỡ như", "giả sử", "trường hợp", "lỡ mà")
 
 EMERGENCY_SIGNS = (
@@ -76,8 +81,10 @@ def is_self_harm(text: str) -> bool:
     if has_phrase(text, _ADVERSE_EFFECT_FRAMES) and has_phrase(text, _DRUG_FACT_QUESTIONS) \
             and not has_phrase(text, _FIRST_PERSON):
         return False  # "sertralin có cảnh báo gì về ý nghĩ tự sát không"
-    if has_phrase(text, strong):
+    if has_phrase(text, tuple(p for p in strong if p not in _AMBIGUOUS_SELF_HARM)):
         return True
+    if has_phrase(text, _AMBIGUOUS_SELF_HARM):
+        return not has_phrase(text, _SOMEONE_ELSE)
     return has_phrase(text, _WEAK_SELF_HARM) and (
         has_phrase(text, _QUANTITY_WORDS) or has_phrase(text, ("tôi", "mình", "tao", "em", "muốn"))
     ) and not has_phrase(text, _DRUG_FACT_QUESTIONS)

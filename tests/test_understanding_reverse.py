@@ -1,0 +1,42 @@
+"""Reverse-lookup questions with two conditions: which is asked, which is the patient's."""
+
+from __future__ import annotations
+
+import pytest
+
+from duocthu.understanding.learned import book_indication_within
+from duocthu.understanding.reverse import condition_answer, split_conditions
+from tests.understanding_helpers import demo_entities
+
+
+def split(text):
+    entities = demo_entities()
+    return split_conditions(text, entities.drug_spans, entities.patient_conditions)
+
+
+@pytest.mark.parametrize("text, asked, patient", [
+    ("Thuốc nào chữa mất ngủ cho người bị suy gan?", "mất ngủ", "suy gan"),
+    ("Người bị loét dạ dày mà đau khớp thì uống thuốc gì?", "đau khớp", "loét dạ dày"),
+    ("Bệnh nhân hen phế quản bị tăng huyết áp dùng thuốc gì?", "tăng huyết áp", "hen phế quản"),
+    ("Đái tháo đường kèm suy thận nặng thì dùng thuốc gì?", "đái tháo đường", "suy thận nặng"),
+    ("Bị suy tim, lại đau răng thì uống thuốc giảm đau nào?", "đau răng", "suy tim"),
+])
+def test_the_asked_condition_and_the_patient_s(text, asked, patient):
+    condition, comorbidities = split(text)
+    assert condition == asked
+    assert any(patient in c for c in comorbidities)
+
+
+def test_only_a_patient_condition_is_the_one_asked():
+    assert split("Thuốc gì dùng cho người bị gút?") == ("gút", [])
+
+
+def test_a_reply_to_which_condition_drops_the_talk_around_it():
+    assert condition_answer("đau bụng ạ") == "đau bụng"
+    assert condition_answer("bị viêm họng thôi") == "viêm họng"
+
+
+def test_the_book_s_phrase_inside_what_the_user_wrote():
+    lexicon = demo_entities().lexicon
+    assert "trứng cá" in book_indication_within("trứng cá bọc", lexicon)
+    assert book_indication_within("động kinh viêm phổi", lexicon) == []  # too little of it covered
