@@ -88,3 +88,21 @@ def test_an_allergy_to_the_drug_asked_applies_to_its_hypersensitivity_line(demo_
     allergy = allergy_term("ibuprofen", demo_runtime.resolver)
     result = screen_patient(demo_runtime.store, ["ibuprofen"], PatientProfile(allergies=(allergy,)), names)
     assert any("Quá mẫn với ibuprofen" in f.quote for f in result.contraindicated("ibuprofen"))
+
+
+
+def test_a_severe_form_the_patient_has_matches_the_book_s_broader_line(demo_runtime):
+    term = condition_term("hen phế quản nặng", demo_runtime.lexicon)
+    assert "hen phế quản" in [form.lower() for form in term.phrases]
+    result = screen(demo_runtime, ["propranolol"], conditions=(term,))
+    assert result.contraindicated("propranolol")
+
+
+
+def test_a_pregnancy_limit_with_a_circumstance_still_applies():
+    from duocthu.retrieval.safety import _limit_applies
+    from duocthu.types import PopulationLimit
+    limit = PopulationLimit("pregnancy", "Phụ nữ mang thai, khi dùng cho bệnh không phải ung thư.", conditional=True)
+    assert _limit_applies(limit, PatientProfile(pregnant=True)) == (True, "mang thai")
+    nursing = PopulationLimit("breastfeeding", "Phụ nữ cho con bú khi dùng liều cao.", conditional=True)
+    assert _limit_applies(nursing, PatientProfile(breastfeeding=True)) == (True, "cho con bú")

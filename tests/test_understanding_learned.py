@@ -92,3 +92,34 @@ def test_a_pregnant_patient_asking_if_she_can_use_a_drug_reads_the_pregnancy_sec
 def test_a_reply_to_which_condition_is_looked_up_in_the_book_s_words(understander):
     frame = understand(understander, "Bị đau thì uống thuốc gì?", "đau bụng kinh ạ")
     assert frame.indication == "đau bụng kinh" and not frame.condition_ambiguous
+
+
+def test_a_cause_the_book_knows_is_looked_up_with_its_symptom():
+    lexicon = demo_entities().lexicon
+    alternatives = indication_alternatives("ợ chua do trào ngược dạ dày thực quản", lexicon)
+    assert "trào ngược dạ dày thực quản" in alternatives
+
+
+def test_a_cause_the_book_does_not_know_is_not_dropped():
+    lexicon = demo_entities().lexicon
+    assert "đau đầu" not in indication_alternatives("đau đầu do sao chổi", lexicon)
+
+
+def test_a_pronoun_after_a_past_reaction_asks_about_that_drug(understander):
+    frame = understand(understander, "Hồi trước tôi uống naproxen bị đau dạ dày. Thuốc này có dạng gel bôi không?")
+    assert frame.drugs == ["naproxen"]
+
+
+def test_asking_to_ask_about_a_drug_asks_what_about_it(understander):
+    frame = understand(understander, "Mình có mấy câu muốn hỏi về thuốc omeprazol")
+    assert "vague_about_drug" in frame.cues and frame.section_key is None
+
+
+def test_an_unknown_drug_treating_a_condition_is_a_question_about_that_drug(understander):
+    frame = understand(understander, "Betamethason trị chàm bôi mấy lần một ngày?")
+    assert frame.turn_type is TurnType.DRUG_ATTRIBUTE and frame.unknown_drugs
+
+
+def test_a_medical_question_is_not_off_topic(understander):
+    frame = understand(understander, "Tại sao tôi hay bị đau nửa đầu vào buổi sáng?")
+    assert frame.turn_type is TurnType.MEDICAL_QUESTION

@@ -71,3 +71,29 @@ def test_a_condition_a_drug_may_cause_is_not_the_patient_s():
 def test_pregnancy_makes_an_adult_unless_an_age_says_otherwise():
     assert facts("đang mang thai tháng thứ 4, uống cetirizin được không").population is Population.ADULT
     assert facts("Người lớn uống loratadin mấy viên một ngày").age is None  # "một ngày" is a frequency
+
+
+def test_a_nursing_baby_s_age_is_not_the_patient_s():
+    f = facts("Tôi cho con bú được 4 tháng, bị cảm dùng cetirizin có sao không")
+    assert f.breastfeeding is True and f.age is None and f.population is Population.ADULT
+
+
+def test_a_condition_since_childhood_does_not_make_a_child():
+    assert facts("Tôi bị hen từ nhỏ, giờ uống ibuprofen được không").population is not Population.PEDIATRIC
+
+
+def test_a_week_of_gestation_says_pregnant():
+    assert facts("vợ em đang ở tuần thai thứ 30").pregnant is True
+
+
+def test_an_infusion_running_is_a_medicine_taken():
+    assert facts("Bệnh nhân đang truyền heparin, thêm aspirin được không?").current_medications == ("heparin",)
+
+
+def test_an_allergen_that_is_not_a_drug_of_the_book_is_recorded():
+    assert "iod" in facts("Tôi có tiền sử dị ứng iod, dùng amiodaron được không?").allergies
+
+
+def test_a_drug_after_when_is_the_cause_of_the_reaction_not_the_question():
+    f = facts("Tôi bị dị ứng khi uống amoxicilin, giờ dùng cefalexin được không?")
+    assert "amoxicilin" in f.allergies and "cefalexin" not in f.allergies

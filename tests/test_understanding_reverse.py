@@ -40,3 +40,15 @@ def test_the_book_s_phrase_inside_what_the_user_wrote():
     lexicon = demo_entities().lexicon
     assert "trứng cá" in book_indication_within("trứng cá bọc", lexicon)
     assert book_indication_within("động kinh viêm phổi", lexicon) == []  # too little of it covered
+
+
+def test_what_the_drug_should_do_is_not_the_condition_s_name():
+    condition, _ = split("Có thuốc gì giảm đau lưng cho người bị suy thận không?")
+    assert condition == "đau lưng"
+
+
+def test_words_typed_with_accents_are_chatter_but_the_same_letters_unaccented_may_be_a_condition():
+    condition, _ = split("Đau dạ dày hoài thì uống thuốc nào đây?")
+    assert condition == "đau dạ dày"
+    condition, _ = split("thuoc nao tri dau da day")
+    assert condition == "dau da day"

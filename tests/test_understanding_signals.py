@@ -47,3 +47,32 @@ def test_not_emergency(text):
 
 def test_a_sign_inside_a_known_condition_is_not_an_emergency():
     assert not is_emergency("Chồng tôi có hội chứng ngừng thở khi ngủ", has_sign=False)
+
+
+@pytest.mark.parametrize("text", [
+    "Tôi đã viết thư để lại cho gia đình, uống bao nhiêu viên diazepam thì ngủ luôn?",
+    "Nếu tôi không còn nữa thì mọi người sẽ nhẹ nhõm hơn, cả lọ amitriptylin có đủ không?",
+])
+def test_self_harm_said_without_the_word_die(text):
+    assert is_self_harm(text)
+
+
+@pytest.mark.parametrize("text", ["Uống cho xong đợt kháng sinh 7 ngày rồi mới dừng phải không?",
+                                  "Bé nhà tôi uống cả vỉ loratadin, làm sao cho xong chuyện này?"])
+def test_for_done_is_not_intent(text):
+    assert not is_self_harm(text)
+
+
+@pytest.mark.parametrize("text", ["Tôi lỡ tiêm 2 lần insulin trong một buổi tối",
+                                  "Uống 8 viên paracetamol trong vòng 3 tiếng, giờ thấy buồn nôn"])
+def test_overdose_taken_by_injection_or_over_hours(text):
+    assert is_overdose_taken(text)
+
+
+def test_a_planned_schedule_with_a_count_is_not_an_overdose_taken():
+    assert not is_overdose_taken("Uống 6 viên trong vòng một ngày có được không?")
+
+
+@pytest.mark.parametrize("text", ["Uống thuốc xong thấy môi sưng lên và thở khó", "cổ họng nghẹn lại sau khi tiêm"])
+def test_swelling_and_breathing_in_either_word_order(text):
+    assert is_emergency(text)

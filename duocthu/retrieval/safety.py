@@ -224,15 +224,18 @@ def _limit_applies(limit: PopulationLimit, profile: PatientProfile) -> tuple[boo
         if profile.elderly and limit.min_age_years is not None and limit.min_age_years >= 60:
             return (False, "người cao tuổi")
         return None
+    # A pregnancy or breastfeeding contraindication with a circumstance attached ("khi dùng cho bệnh không
+    # phải ung thư") applies: the circumstance cannot be checked from the conversation, and the quote
+    # shown says it — no dose is given as if it did not concern her.
     if limit.kind == "pregnancy" and profile.pregnant:
         fact = next(f for f in profile.facts() if f.startswith("mang thai"))
         if not limit.trimesters:
-            return (not limit.conditional, fact)
+            return (True, fact)
         if profile.trimester is None:
             return (False, fact)
-        return (not limit.conditional, fact) if profile.trimester in limit.trimesters else None
+        return (True, fact) if profile.trimester in limit.trimesters else None
     if limit.kind == "breastfeeding" and profile.breastfeeding:
-        return (not limit.conditional, "cho con bú")
+        return (True, "cho con bú")
     return None
 
 

@@ -8,6 +8,7 @@ question about that drug). One unit test per row lives in ``tests/test_understan
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,6 +39,7 @@ CAUTION_CUES = ("thận trọng", "cần thận trọng", "lưu ý", "cẩn th�
 INTERACTION_WORDS = ("với", "cùng", "chung", "kèm", "kết hợp", "phối hợp", "và", "cùng lúc", "cùng với", "kỵ", "kị",
                      "tương tác", "uống thêm", "dùng thêm", "thêm")
 VAGUE_SECOND_DRUG = ("thuốc kia", "thuốc khác", "cái thuốc", "viên thuốc", "mấy viên thuốc", "thuốc bác sĩ kê",
+                     "một loại thuốc", "loại thuốc khác", "bác sĩ có kê", "bác sĩ kê cho",
                      "thuốc đang uống", "loại thuốc kia", "thuốc kia nữa", "thuốc hôm qua", "thuốc của tôi",
                      "thuốc tôi đang uống", "thuốc đó")
 WHOLE_SECTION = ("toàn bộ", "đầy đủ", "tất cả", "nguyên văn", "cả mục")
@@ -211,9 +213,13 @@ def _vague_second(ev: TurnEvidence, frame: QueryFrame) -> bool:
         return False  # mixing in one syringe or line with "thuốc khác" asks the compatibility section
     if ev.facts.current_pronoun:
         return False  # "đang uống thuốc đó": the conversation's drug (carry-over, pronoun_is_taken)
-    vague = has_phrase(ev.text, VAGUE_SECOND_DRUG) or _names_a_drug_class(ev)
+    vague = has_phrase(ev.text, VAGUE_SECOND_DRUG) or _names_a_drug_class(ev) or bool(_THAT_PILL_RE.search(fold(ev.text)))
     return len(frame.drugs) == 1 and not frame.unknown_drugs and vague and (
         has_phrase(ev.text, INTERACTION_WORDS) or frame.turn_type is TurnType.INTERACTION)
+
+
+# "mấy viên trắng trắng kia", "cái thuốc hồng hồng đó": a pill pointed at, not named.
+_THAT_PILL_RE = re.compile(r"\b(?:vien|thuoc)\b(?:\s+\w+){0,3}\s+kia\b")
 
 
 # "thuốc huyết áp", "thuốc tiểu đường": a class of medicines, not one the book can be asked about.

@@ -44,7 +44,7 @@ from duocthu.understanding.frame import (
     TurnType,
 )
 from duocthu.understanding.intent import IntentModel, IntentPrediction
-from duocthu.understanding.patient import extract_facts
+from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES, extract_facts
 from duocthu.understanding.quantities import asked_unit
 from duocthu.understanding.reverse import is_ambiguous_condition, is_symptom, split_conditions
 from duocthu.understanding.scope import has_phrase
@@ -88,6 +88,8 @@ def base_frame(ev: TurnEvidence, turn_type: TurnType, section_key: str | None,
     taken = set(facts.current_medications)
     # A drug the patient is allergic to or took in the past is context, not the question.
     mentioned = [m.drug_id for m in resolution.mentions if m.drug_id not in set(facts.history_drugs)]
+    if not mentioned and facts.history_drugs and has_phrase(ev.text, PRONOUN_DRUG_REFERENCES):
+        mentioned = list(facts.history_drugs)  # "Năm ngoái uống Augmentin bị vàng da. Thuốc này có dạng gói không?"
     asked = [d for d in mentioned if d not in taken] or mentioned
     patient = PatientFacts(
         current_medications=list(facts.current_medications), other_medications=list(facts.other_medications),
@@ -175,13 +177,27 @@ def reconcile(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> Qu
             and not frame.patient.current_medications and len(frame.drugs) == 1 and not frame.unknown_drugs:
         # One drug and "tương tác với những thuốc nào?": its interaction section.
         updates.update(turn_type=TurnType.DRUG_ATTRIBUTE, section_key="tuong_tac_thuoc", section_candidates=[])
+    if turn_type in (TurnType.CONDITION_TO_DRUG, TurnType.SYMPTOM_TO_DRUG, TurnType.CONDITION_RELATION) \
+            and frame.unknown_drugs and not book_drug and not has_phrase(ev.text, REVERSE_CUES) \
+            and "reverse_lookup" not in frame.cues:
+        # "Prednison trị viêm khớp uống sáng hay tối?": a question about that (unknown) drug, not a reverse lookup.
+        turn_type = TurnType.DRUG_ATTRIBUTE
+        updates.update(turn_type=turn_type, condition=None, indication=None, condition_relation=None)
+    if turn_type is TurnType.OUT_OF_SCOPE and ev.conditions and not book_drug and not frame.unknown_drugs \
+            and "attack" not in frame.cues:
+        turn_type = TurnType.MEDICAL_QUESTION  # "Vì sao cứ bị nhiệt miệng hoài?": medicine, not off topic
+        updates.update(turn_type=turn_type)
     if _drug_question_without_drug(ev, frame, turn_type):
         # "Thế liều người lớn?", "Ai không được dùng?": a question about a drug, even a short one.
         section = named_section(ev.text) or (intent.section if intent else None)
         turn_type = TurnType.DRUG_ATTRIBUTE
         updates.update(turn_type=turn_type, section_key=section, section_candidates=[],
                        attribute=SECTION_TITLES[section] if section else None)
-    if turn_type is TurnType.DRUG_ATTRIBUTE and book_drug and "vague_about_drug" not in frame.cues \
+    if turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW) and book_drug and _only_asks_to_ask(ev) \
+            and "vague_about_drug" not in frame.cues and not frame.patient.current_medications:
+        updates.update(turn_type=TurnType.DRUG_ATTRIBUTE, section_key=None, section_candidates=[], attribute=None,
+                       cues=[*frame.cues, "vague_about_drug"])
+    elif turn_type is TurnType.DRUG_ATTRIBUTE and book_drug and "vague_about_drug" not in frame.cues \
             and _only_names_the_drug(ev) and not frame.patient.current_medications:
         # Only a name ("Brufen", "Paracetamol là thuốc gì?"): nothing for the model to read a section from.
         updates.update(turn_type=TurnType.DRUG_OVERVIEW, section_key=None, section_candidates=[], attribute=None)
@@ -235,7 +251,24 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
             phrase = " ".join([*tokens[: mention.start], form, *tokens[mention.end :]])
             if phrase != condition and len(words(form)) >= 1:
                 alternatives.append(phrase)
-    return list(dict.fromkeys([*alternatives[:12], *book_indication_within(condition, lexicon)]))
+    causes = _cause_parts(condition, lexicon)
+    return list(dict.fromkeys([*alternatives[:12], *book_indication_within(condition, lexicon), *causes]))
+
+
+def _cause_parts(condition: str, lexicon: ConditionLexicon) -> list[str]:
+    """"ợ nóng do trào ngược dạ dày" → both halves: the book may index the symptom or its cause.
+
+    Only when the cause is a condition the book knows: a symptom "do" something unknown is a question
+    about that unknown thing, and its symptom alone would answer a different question.
+    """
+    tokens = words(condition)
+    if "do" not in tokens[1:-1]:
+        return []
+    cut = tokens.index("do", 1)
+    cause = " ".join(tokens[cut + 1 :])
+    if not lexicon.find(cause):
+        return []
+    return [" ".join(tokens[:cut]), cause]
 
 
 BOOK_PHRASE_MIN_COVERAGE = 0.6
@@ -272,7 +305,10 @@ def _in_order_with_one_gap(phrase: tuple[str, ...], typed: list[str]) -> bool:
 
 def _reverse_details(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> QueryFrame:
     condition, comorbidities = split_conditions(ev.text, entities.drug_spans, entities.patient_conditions)
-    condition = _core_condition(condition)
+    core = _core_condition(condition)
+    if core is not None and condition is not None and core != condition and not entities.lexicon.find(core):
+        core = condition  # "bệnh than" is not "than"; "bệnh gút" is "gút", a condition the book knows
+    condition = core
     relation = frame.condition_relation or ConditionRelation.INDICATION
     turn_type = frame.turn_type
     if turn_type is TurnType.CONDITION_TO_DRUG and condition and is_symptom(condition):
@@ -306,8 +342,23 @@ def _drug_question_without_drug(ev: TurnEvidence, frame: QueryFrame, turn_type: 
 
 # What is left of an overview question once the drug's name is taken out ("Brufen", "Paracetamol là thuốc gì?").
 _OVERVIEW_WORDS = frozenset(fold(w) for w in (
-    "là", "gì", "thuốc", "cho", "hỏi", "về", "thông", "tin", "tìm", "hiểu", "giới", "thiệu", "ạ", "nhé", "vậy",
+    "là", "gì", "thuốc", "cho", "về", "thông", "tin", "tìm", "hiểu", "giới", "thiệu", "ạ", "nhé", "vậy",
     "ơi", "biết", "tôi", "mình", "em", "muốn", "xem", "này", "sao", "nào", "cái", "chút", "với", "nha"))
+
+
+ASKS_TO_ASK = ("hỏi về", "hỏi chút về", "muốn hỏi", "câu hỏi về", "mấy câu", "thắc mắc về", "hỏi thăm về", "hỏi chút",
+               "cần hỏi", "có câu hỏi")
+_ASKING_WORDS = frozenset(fold(w) for w in ("hỏi", "chút", "câu", "mấy", "muốn", "thắc", "mắc", "có", "cần", "thăm"))
+
+
+def _only_asks_to_ask(ev: TurnEvidence) -> bool:
+    """"Cho em hỏi chút về thuốc ibuprofen ạ": which attribute is still to be asked."""
+    if not has_phrase(ev.text, ASKS_TO_ASK) or named_section(ev.text) is not None:
+        return False
+    raw = words(ev.text)
+    spans = [(m.start, m.end) for m in ev.resolution.mentions]
+    rest = [fold(w) for i, w in enumerate(raw) if not any(a <= i < b for a, b in spans)]
+    return all(w in _OVERVIEW_WORDS | _ASKING_WORDS for w in rest)
 
 
 def _only_names_the_drug(ev: TurnEvidence) -> bool:
@@ -326,7 +377,7 @@ def _asks_no_drug_at_all(ev: TurnEvidence, frame: QueryFrame) -> bool:
     return (frame.turn_type in DRUG_TURN_TYPES and not frame.drugs and not frame.unknown_drugs
             and not frame.ambiguous_names and not frame.products
             and named_section(ev.text) in (None, "thoi_ky_mang_thai", "thoi_ky_cho_con_bu")
-            and not has_phrase(ev.text, DRUG_REFERENCE_WORDS) and not frame.cues)
+            and not has_phrase(ev.text, DRUG_REFERENCE_WORDS) and not set(frame.cues) - {"section_named"})
 
 
 _DOSE_WORDS = ("liều", "bao nhiêu", "mấy viên", "mấy ml", "mấy lần", "mấy mg", "bao lâu", "mấy ngày", "cách dùng")

@@ -17,6 +17,7 @@ from duocthu.understanding.drugs import Resolution
 from duocthu.understanding.frame import Population
 from duocthu.understanding.quantities import (
     Age,
+    folded_with_digits,
     parse_age,
     parse_renal_clearance,
     parse_trimester,
@@ -39,20 +40,26 @@ ROUTE_WORDS = {
 }
 PREGNANCY_WORDS = (
     "có thai", "mang thai", "bầu", "có bầu", "mang bầu", "bà bầu", "phụ nữ có thai", "đang mang thai",
-    "thai kỳ", "đang bầu", "thai phụ", "sản phụ", "đang có em bé",
+    "thai kỳ", "đang bầu", "thai phụ", "sản phụ", "đang có em bé", "tuần thai",
 )
 NOT_PREGNANT_WORDS = ("không có thai", "chưa có thai", "không mang thai", "không bầu", "chưa bầu")
-BREASTFEEDING_WORDS = ("cho con bú", "cho bú", "đang cho bú", "nuôi con bằng sữa mẹ", "đang cho bé bú", "cho em bé bú")
+BREASTFEEDING_WORDS = ("cho con bú", "cho bú", "đang cho bú", "nuôi con bằng sữa mẹ", "đang cho bé bú", "cho em bé bú",
+                       "cho bé bú", "con đang bú", "bé đang bú", "nuôi con bú")
 CURRENT_MEDICATION_CUES = (
     "đang uống", "đang dùng", "đang điều trị bằng", "đang sử dụng", "hiện uống", "hiện dùng", "hiện đang uống",
     "vẫn uống", "vẫn dùng", "đang xài", "uống hằng ngày", "uống hàng ngày", "dùng hằng ngày", "dùng hàng ngày",
     "đang được kê", "bác sĩ kê", "được bác sĩ kê", "đang tiêm", "đang điều trị", "khi đang dùng", "khi đang uống",
     "trong khi đang dùng", "đang phải dùng", "đang phải uống", "uống thường xuyên", "dùng thường xuyên",
+    "đang truyền", "đang được truyền", "đang được tiêm",
 )
 # "dị ứng penicillin", "mẫn cảm với aspirin": what the patient must not be given again. "Hồi trước uống
 # aspirin thì bị lên cơn hen": a past reaction, not a medicine taken now nor the one asked about.
 ALLERGY_CUES = ("dị ứng", "dị ứng với", "bị dị ứng", "mẫn cảm", "mẫn cảm với", "quá mẫn", "quá mẫn với", "dị ứng thuốc",
-                "sốc phản vệ với", "sốc phản vệ do")
+                "sốc phản vệ", "phản vệ")
+# Allergens the book's hypersensitivity lines name that are not drugs of the book ("dị ứng iod").
+ALLERGEN_WORDS = frozenset(fold(w) for w in (
+    "iod", "penicilin", "penicillin", "cephalosporin", "sulfamid", "sulfonamid", "sulfa", "macrolid", "quinolon",
+    "fluoroquinolon", "aspirin", "nsaid", "codein", "opioid", "morphin", "latex", "beta-lactam", "betalactam"))
 PAST_USE_CUES = ("hồi trước", "trước đây", "từng uống", "từng dùng", "đã từng", "lần trước", "dạo trước", "hồi xưa",
                  "năm ngoái", "trước kia")
 REACTION_WORDS = ("bị", "dị ứng", "nổi mẩn", "mẩn ngứa", "phù", "khó thở", "hen", "sốc", "ngứa", "phát ban", "mày đay")
@@ -145,7 +152,11 @@ def _taken_positions(text: str) -> tuple[set[int], bool]:
     return positions, pronoun
 
 
-def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None = None) -> list[tuple[int, int]]:
+_TRIGGER_WORDS = frozenset(fold(w) for w in ("khi", "lúc", "do", "sau", "vì"))
+
+
+def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None = None,
+               reaction: bool = False) -> list[tuple[int, int]]:
     """(start, end) token spans from after each cue to the end of its clause — or, given the token
     positions where names start, to the first "uống / dùng / thêm" after a name ("dị ứng thời tiết, uống
     thêm Telfast": Telfast is not the allergy)."""
@@ -163,7 +174,10 @@ def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None
             clause = clauses[start] if start < len(clauses) else -1
             named = False
             while end < len(tokens) and clauses[end] == clause:
-                if names_at is not None and folded[end] in _SECOND_ACTION_WORDS and (named or end > start + n + 2):
+                action = folded[end] in _SECOND_ACTION_WORDS
+                if reaction and action and folded[end - 1] not in _TRIGGER_WORDS:
+                    break  # "dị ứng thời tiết uống thêm X": X is asked; "dị ứng khi uống X": X is the cause
+                if names_at is not None and not reaction and action and (named or end > start + n + 2):
                     break
                 named = named or (names_at is not None and end in names_at)
                 end += 1
@@ -188,10 +202,28 @@ def _accent_ok(typed: list[str], cue: list[str]) -> bool:
     return all(token_matches(t, c) for t, c in zip(typed, cue, strict=True))
 
 
+_NURSING_AGE_RE = re.compile(r"\b(?:cho (?:con |be |em be )?bu|bu me|nuoi con)\b[^.?!,;]{0,12}?\d+\s*(?:thang|tuan|ngay)")
+
+
+SINCE_CHILDHOOD = ("từ bé", "từ nhỏ", "hồi bé", "hồi nhỏ", "lúc bé", "lúc nhỏ", "từ hồi bé", "từ hồi nhỏ", "từ bé đến giờ")
+
+
+def _without_nursing_words(text: str) -> str:
+    """"đang cho bé bú": the baby is not the patient — the nursing mother is; "hen từ bé": nor is a child."""
+    out = text
+    for phrase in sorted((*BREASTFEEDING_WORDS, *SINCE_CHILDHOOD), key=len, reverse=True):
+        out = re.sub(re.escape(phrase), " ", out, flags=re.IGNORECASE)
+    return out
+
+
 def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) -> TurnFacts:
     """The facts one turn states about the patient."""
     age = parse_age(text)
-    population = population_of(text, age.years if age else None)
+    if age is not None and has_phrase(text, BREASTFEEDING_WORDS) and _NURSING_AGE_RE.search(folded_with_digits(text)):
+        age = None  # "cho con bú 5 tháng": the baby's age, not the patient's
+    nursing = has_phrase(text, BREASTFEEDING_WORDS)
+    not_a_child = nursing or has_phrase(text, SINCE_CHILDHOOD)
+    population = population_of(_without_nursing_words(text) if not_a_child else text, age.years if age else None)
     states_population = age is not None or has_phrase(text, (*STRONG_ADULT_WORDS, *PEDIATRIC_WORDS, *ELDERLY_WORDS))
     route = next((name for name, cues in ROUTE_WORDS.items() if has_phrase(text, cues)), None)
     pregnant: bool | None = None
@@ -200,12 +232,12 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
         pregnant, trimester = False, None
     elif has_phrase(text, PREGNANCY_WORDS) or trimester is not None:
         pregnant = True
-    breastfeeding = True if has_phrase(text, BREASTFEEDING_WORDS) else None
+    breastfeeding = True if nursing else None
     if population is None and (pregnant or breastfeeding):
         population = Population.ADULT  # a pregnant or nursing woman, unless an age says otherwise
     taken, pronoun = _taken_positions(text)
     names_at = frozenset([m.start for m in resolution.mentions] + [u.start for u in resolution.unknown])
-    allergy_spans = _cue_spans(text, ALLERGY_CUES, names_at)
+    allergy_spans = _cue_spans(text, ALLERGY_CUES, names_at, reaction=True)
     past_spans = _cue_spans(text, PAST_USE_CUES, names_at)
     reacted = has_phrase(text, REACTION_WORDS)
     in_past = {m.drug_id for m in resolution.mentions if _in_spans(m.start, past_spans) and m.start not in taken}
@@ -248,6 +280,9 @@ def _span_has_name(span: tuple[int, int], resolution: Resolution) -> bool:
 def _allergy_words(text: str, span: tuple[int, int]) -> str:
     """The class named after "dị ứng" when no drug name resolved ("dị ứng nhóm sulfamid" → "sulfamid")."""
     tokens = words(text)[span[0] : span[1]]
+    allergen = next((t for t in tokens if fold(t) in ALLERGEN_WORDS), None)
+    if allergen:
+        return allergen
     if not tokens or fold(tokens[0]) not in {"thuoc", "nhom", "khang"}:
         return ""  # "dị ứng thời tiết", "trị dị ứng": no medicine named
     kept = [t for t in tokens if fold(t) not in _ALLERGY_FILLER and t.isalpha() and len(t) >= 4]

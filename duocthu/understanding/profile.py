@@ -35,8 +35,23 @@ def condition_term(label: str, lexicon: ConditionLexicon) -> ConditionTerm:
     if condition is None:
         return ConditionTerm(label, (label,))
     narrower = tuple(form for c in lexicon.narrower_of(condition) for form in c.forms)
-    return ConditionTerm(label, condition.forms, narrower, severe=condition.broader is not None,
+    # A severe or specific form has the broader condition too: "hen phế quản nặng" matches "Hen phế quản".
+    broader = lexicon.broader_of(condition) or _without_severity(condition.label, lexicon)
+    phrases = condition.forms + (broader.forms if broader else ())
+    return ConditionTerm(label, tuple(dict.fromkeys(phrases)), narrower, severe=condition.broader is not None,
                          clearance_below=condition.clearance_below)
+
+
+SEVERITY_WORDS = ("nặng", "cấp", "mạn", "mạn tính", "tiến triển", "cấp tính", "nặng nề")
+
+
+def _without_severity(label: str, lexicon: ConditionLexicon):  # -> Condition | None
+    """"hen phế quản nặng" (a phrase of the book, with no reviewed broader form) → "hen phế quản"."""
+    for word in sorted(SEVERITY_WORDS, key=len, reverse=True):
+        if label.endswith(" " + word):
+            found = lexicon.find(label[: -len(word) - 1])
+            return found[0].condition if found else None
+    return None
 
 
 def patient_profile(frame: QueryFrame, lexicon: ConditionLexicon, resolver: DrugResolver) -> PatientProfile:

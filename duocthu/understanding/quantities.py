@@ -82,7 +82,8 @@ _WEIGHT_AFTER_NANG_RE = re.compile(r"\b(?:nang|can nang)\s+(?:khoang\s+|tam\s+|d
 _GESTATION_MONTHS_RE = re.compile(r"\b(?:thai|bau|mang thai|co thai|mang bau|co bau)\s*(?:duoc\s*|khoang\s*)?"
                                   + _NUMBER + r"\s*thang")
 _GESTATION_WEEKS_RE = re.compile(r"\b(?:thai|bau|mang thai|co thai|mang bau|co bau)\s*(?:duoc\s*|khoang\s*)?"
-                                 + _NUMBER + r"\s*tuan|\b" + _NUMBER + r"\s*tuan\s*(?:thai|tuoi thai)")
+                                 + _NUMBER + r"\s*tuan|\b" + _NUMBER + r"\s*tuan\s*(?:thai|tuoi thai)"
+                                 + r"|\btuan thai\s*(?:thu\s*)?" + _NUMBER)
 _TRIMESTER_WORDS_RE = re.compile(r"\b(?:3|ba) thang (dau|giua|cuoi)\b|\bthang thu\s*(\d)\b|\btam ca nguyet\s*(1|2|3|i|ii|iii)\b")
 _CLEARANCE_RE = re.compile(r"\b(?:egfr|mlcg|gfr|do thanh thai(?: creatinin)?|clcr|thanh thai creatinin)\D{0,12}"
                            + _NUMBER)

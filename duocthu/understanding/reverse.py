@@ -45,13 +45,16 @@ REVERSE_FILLER = (
     "bà bầu", "phụ nữ", "bà mẹ", "người lớn", "trẻ em", "bé", "con tôi", "cần", "hay", "tốt", "nhất", "ạ", "nhé",
     "kháng sinh nào", "kháng sinh gì", "loại kháng sinh nào", "kháng sinh", "được", "đc", "dc",
 )
+# Chatter removed only as typed with its diacritics: "đây" is not the "day" of "da day" (dạ dày).
+CHATTER_TYPED_WITH_DIACRITICS = frozenset({"đây", "đi", "hoài", "mãi", "nào", "đó"})
 # Informal talk around a condition ("mấy hôm nay cứ thấy …", "cho nhanh khỏi", "mọi người ơi"): never
 # part of a condition's name.
 CHATTER = (
     "mấy hôm nay", "mấy hôm", "hôm nay", "dạo này", "gần đây", "cứ", "thấy", "cảm thấy", "trong người",
     "bây giờ", "giờ", "mọi người", "cả nhà", "ơi", "nhỉ", "nha", "nhé", "với", "thôi", "ạ", "vậy", "à",
-    "khỏi", "cho khỏi", "nhanh khỏi", "cho nhanh khỏi", "cho hết", "liệt kê", "kể tên", "này", "đó", "lên cơn",
-    "hiệu quả", "nhanh", "ngay", "luôn", "ra sao", "như thế nào", "lại", "cũng",
+    "khỏi", "cho khỏi", "nhanh khỏi", "cho nhanh khỏi", "cho hết", "liệt kê", "kể tên", "này", "lên cơn",
+    "hiệu quả", "nhanh", "ngay", "luôn", "ra sao", "như thế nào", "lại", "cũng", "cho tôi biết", "biết",
+    "kiểu gì ấy", "ấy", "quá", "bằng", "bằng gì", "bằng thuốc gì",
 )
 
 
@@ -153,6 +156,10 @@ def _strip_scaffolding(
     for phrase in sorted(set(REVERSE_FILLER) | (set(CHATTER) if chatter else set()), key=lambda f: len(words(f)),
                          reverse=True):
         mark(phrase)
+    if chatter:
+        for i, word in enumerate(raw):
+            if word.lower() in CHATTER_TYPED_WITH_DIACRITICS:
+                drop[i] = True
     for phrase in (*CURRENT_MEDICATION_CUES, *PREGNANCY_WORDS, *BREASTFEEDING_WORDS):
         mark(phrase)
     for start, end in drug_spans(text):
@@ -162,7 +169,7 @@ def _strip_scaffolding(
     return " ".join(kept).strip() or None
 
 
-_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thì|mà|nhưng|kèm theo|kèm|đồng thời|bị)\b", re.IGNORECASE)
+_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thì|mà|nhưng|kèm theo|kèm|đồng thời|bị|lên cơn)\b", re.IGNORECASE)
 _PATIENT_OPENERS = ("người", "bệnh nhân", "người bệnh", "ở người", "cho người", "cho bệnh nhân", "ở bệnh nhân",
                     "người có", "người có tiền sử", "có tiền sử", "tiền sử", "người đang", "người mắc", "bé",
                     "trẻ", "con tôi", "bà bầu", "phụ nữ có thai", "mẹ tôi", "bố tôi", "ba tôi", "ông tôi", "bà tôi")
@@ -193,7 +200,7 @@ def split_conditions(
                          or _opens_with(piece, _PATIENT_OPENERS))
         follows_patient_word = _closes_with(piece, _PATIENT_CLOSERS)  # "… cho người" | "bị loét dạ dày"
         head, tail_patient = _split_at_patient_marker(piece)
-        condition = _strip_scaffolding(_strip_openers(head), drug_spans, chatter=True)
+        condition = _strip_use_verb(_strip_scaffolding(_strip_openers(head), drug_spans, chatter=True))
         if condition is not None and (fold(condition) in _NOT_A_CONDITION or condition.lower() in NOT_A_CONDITION_USES):
             condition = None
         if tail_patient:
@@ -222,6 +229,19 @@ def split_conditions(
 # What a drug class does, not what the patient has: "thuốc giảm đau nào", "thuốc hạ sốt nào".
 NOT_A_CONDITION_USES = frozenset({"giảm đau", "hạ sốt", "hạ nhiệt", "giảm sốt", "chống viêm", "giảm viêm", "giảm ho",
                                   "hạ áp", "an thần", "kháng viêm", "chống dị ứng", "giảm đau hạ sốt"})
+
+
+_USE_VERBS = ("giảm", "hạ", "chống", "trị", "chữa", "cắt", "dứt")
+
+
+def _strip_use_verb(condition: str | None) -> str | None:
+    """"giảm đau răng" → "đau răng": what the drug should do to the condition is not its name."""
+    if condition is None:
+        return None
+    tokens = words(condition)
+    if len(tokens) >= 3 and tokens[0] in _USE_VERBS and condition.lower() not in NOT_A_CONDITION_USES:
+        return " ".join(tokens[1:])
+    return condition
 
 
 def _opens_with(piece: str, phrases: tuple[str, ...]) -> bool:

@@ -24,11 +24,15 @@ SELF_HARM_PHRASES = (
     "muốn biến mất", "giải thoát bản thân", "tìm đến cái chết", "nghĩ đến cái chết", "nghĩ tới cái chết",
     "suicide", "kill myself", "end my life",
     "want to die", "overdose on purpose", "cố tình uống quá liều", "uống hết cả lọ", "uống cả lọ cho",
+    "viết thư để lại", "thư tuyệt mệnh", "thư từ biệt", "không tỉnh lại", "không bao giờ tỉnh",
+    "nếu tôi không còn", "nếu mình không còn", "khi tôi không còn", "nhẹ nhõm hơn nếu", "bớt gánh nặng cho",
+    "không phải thức dậy",
 )
 # "thì chết", "để chết" only count with a quantity question or a first-person wish (see is_self_harm).
 _WEAK_SELF_HARM = ("thì chết", "để chết", "sẽ chết", "cho chết", "liều gây chết", "liều chết người", "liều tử vong",
-                   "gây tử vong")
-_QUANTITY_WORDS = ("bao nhiêu", "mấy viên", "mấy vỉ", "bao nhiêu viên", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nhiêu")
+                   "gây tử vong", "cho xong")
+_QUANTITY_WORDS = ("bao nhiêu", "mấy viên", "mấy vỉ", "bao nhiêu viên", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nhiêu",
+                   "bao nhiêu đơn vị", "mấy ống")
 _DRUG_FACT_QUESTIONS = ("có gây", "có làm", "tác dụng phụ", "tác dụng không mong muốn", "có bị", "dễ bị", "nguy cơ",
                         "thuốc nào gây", "thuốc gì gây", "có thể gây", "cảnh báo")
 # "ý nghĩ tự sát" as an adverse effect asked about a drug, not said about oneself.
@@ -46,7 +50,7 @@ OVERDOSE_TAKEN_PHRASES = (
     "uống gấp đôi", "uống gấp ba", "uống dồn", "uống quá nhiều rồi",
     "lỡ cho uống", "lỡ tay cho", "cho uống nhầm", "bé nuốt", "con nuốt", "cháu nuốt", "trẻ nuốt",
     "nuốt mấy viên", "nuốt phải", "uống phải", "nhai mất", "uống mất", "ăn mất", "chục viên", "cả nắm",
-    "nuốt mất", "nuốt hết",
+    "nuốt mất", "nuốt hết", "lỡ tiêm", "tiêm nhầm", "lỡ bấm", "bấm nhầm", "thay vì", "tiêm quá tay",
     "uống quá liều rồi",
 )
 _TOO_MUCH = ("uống quá nhiều", "uống nhiều quá", "uống quá liều", "xịt quá nhiều", "tiêm quá liều", "dùng quá liều")
@@ -60,6 +64,7 @@ EMERGENCY_SIGNS = (
     "tức ngực khó thở", "lan ra cánh tay", "lan ra tay", "lan lên hàm", "vã mồ hôi lạnh", "muốn xỉu", "xỉu",
     "khó thở", "thở không nổi", "thở không được", "không thở được", "ngạt thở", "thở rít", "tím tái", "môi tím",
     "co giật", "lên cơn co giật", "giật kinh", "sưng môi", "sưng họng", "sưng lưỡi", "sưng mặt", "phù mặt",
+    "môi sưng", "họng sưng", "lưỡi sưng", "mặt sưng", "thở khó", "cổ họng nghẹn", "nghẹn thở", "họng nghẹn",
     "phù môi", "nôn ra máu", "ói ra máu", "ho ra máu", "đi ngoài ra máu", "phân đen", "chảy máu không cầm",
     "chảy máu không ngừng", "lơ mơ", "hôn mê", "bất tỉnh", "ngất xỉu", "ngất", "gọi không dậy", "lay không dậy",
     "không tỉnh", "méo miệng", "yếu nửa người", "liệt nửa người", "nói ngọng đột ngột", "đau đầu dữ dội",
@@ -68,6 +73,7 @@ EMERGENCY_SIGNS = (
 _NOW_MARKERS = (
     "đang", "bị", "vừa", "bây giờ", "giờ", "hiện", "tự nhiên", "đột ngột", "đột nhiên", "sau khi", "tôi", "mình",
     "em", "con", "bé", "cháu", "bố", "mẹ", "ông", "bà", "vợ", "chồng", "anh", "chị", "quá", "lắm", "mãi",
+    "thấy", "uống xong", "tiêm xong", "xong thấy",
 )
 
 _HISTORY_MARKERS = ("từng", "tiền sử", "trước đây", "hồi trước", "hồi nhỏ", "năm ngoái", "hay bị", "thường bị",
@@ -85,9 +91,15 @@ def is_self_harm(text: str) -> bool:
         return True
     if has_phrase(text, _AMBIGUOUS_SELF_HARM):
         return not has_phrase(text, _SOMEONE_ELSE)
+    if has_phrase(text, ("cho xong",)) and not has_phrase(text, ("cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "bao nhiêu viên")):
+        return False  # "uống cho xong đợt kháng sinh"
     return has_phrase(text, _WEAK_SELF_HARM) and (
-        has_phrase(text, _QUANTITY_WORDS) or has_phrase(text, ("tôi", "mình", "tao", "em", "muốn"))
-    ) and not has_phrase(text, _DRUG_FACT_QUESTIONS)
+        has_phrase(text, _QUANTITY_WORDS) or has_phrase(text, ("tôi", "mình", "tao", "em", "muốn", "định"))
+    ) and not has_phrase(text, _DRUG_FACT_QUESTIONS) and not has_phrase(text, _SOMEONE_ELSE_TOOK)
+
+
+# "Bé uống cả vỉ rồi, làm sao cho xong?": said of someone who took it, "cho xong" is not intent.
+_SOMEONE_ELSE_TOOK = ("bé nhà", "con tôi", "con em", "cháu tôi", "thằng bé", "con bé")
 
 
 def is_overdose_taken(text: str) -> bool:
@@ -99,7 +111,13 @@ def is_overdose_taken(text: str) -> bool:
     if has_phrase(text, _TOO_MUCH) and _FEELING_RE.search(fold(text)):
         return True  # "uống quá nhiều amlodipin bị tụt huyết áp": taken, and feeling it
     count = count_taken(text)
-    return count is not None and (count == -1 or count >= 5) and has_phrase(text, _TAKEN_MARKERS)
+    if count is None or not (count == -1 or count >= 5):
+        return False
+    if has_phrase(text, _TAKEN_MARKERS):
+        return True
+    # "uống 6 viên trong vòng 2 tiếng, giờ buồn nôn": taken, and feeling it now
+    return has_phrase(text, ("trong vòng", "giờ thấy", "giờ bị", "giờ buồn nôn", "giờ chóng mặt", "giờ mệt")) \
+        and not has_phrase(text, ("được không", "có được", "có nên", "nên không"))
 
 
 def is_emergency(text: str, has_sign: bool | None = None) -> bool:
