@@ -21,7 +21,7 @@ from duocthu.config import Settings
 from duocthu.errors import BackendUnavailableError, IndexLockedError, IndexMissingError
 from duocthu.lexical import bm25_query_vector, distinct_match_count
 from duocthu.sections import SECTION_ORDER
-from duocthu.text import find_phrase, folded_words
+from duocthu.text import find_phrase, find_phrase_in_book_words, folded_words, words
 from duocthu.types import Chunk, ChunkKind, DrugEntry, Hit, ScoreKind
 
 DENSE = "dense"
@@ -202,7 +202,7 @@ class QdrantStore:
         self.page_size = page_size
         self.exact_lookup = exact_lookup
         self._lookup: PayloadLookup | None = None
-        self._indication_pool: list[tuple[Chunk, list[str]]] | None = None
+        self._indication_pool: list[tuple[Chunk, list[str], list[str]]] | None = None
         self._indication_pool_collection: str | None = None
 
     def served_collection(self) -> str:
@@ -302,14 +302,14 @@ class QdrantStore:
 
     def indication_pool(self) -> list[Chunk]:
         """Every ``chi_dinh`` prose chunk (read once per served index)."""
-        return [chunk for chunk, _ in self._tokenised_indication_pool()]
+        return [chunk for chunk, _, _ in self._tokenised_indication_pool()]
 
-    def _tokenised_indication_pool(self) -> list[tuple[Chunk, list[str]]]:
+    def _tokenised_indication_pool(self) -> list[tuple[Chunk, list[str], list[str]]]:
         # Folded tokens are computed once per served index, not once per reverse-lookup query.
         served = self.served_collection()
         if self._indication_pool is None or self._indication_pool_collection != served:
             chunks = self.chunks_where(section_keys=["chi_dinh"], chunk_kind=ChunkKind.PROSE)
-            self._indication_pool = [(c, folded_words(c.text_folded)) for c in chunks]
+            self._indication_pool = [(c, folded_words(c.text_folded), words(c.text)) for c in chunks]
             self._indication_pool_collection = served
         return self._indication_pool
 
@@ -320,13 +320,19 @@ class QdrantStore:
         rewards an early, concise mention.
         """
         phrase = folded_words(indication)
+        typed = words(indication)
         if not phrase:
             return []
         hits: list[Hit] = []
-        for chunk, tokens in self._tokenised_indication_pool():
+        for chunk, tokens, book_words in self._tokenised_indication_pool():
             position = find_phrase(tokens, phrase)
             if position < 0:
                 continue
+            if len(book_words) == len(tokens) and len(typed) == len(phrase):
+                # Accents count where the user typed them: "bệnh than" (anthrax) is not "bệnh thận".
+                position = find_phrase_in_book_words(book_words, typed)
+                if position < 0:
+                    continue
             score = 1 + 1 / (1 + position) + 1 / (1 + len(tokens) / 40)
             hits.append(Hit(chunk, score, ScoreKind.PHRASE, "indication_keyword"))
         hits.sort(key=lambda h: (-h.score, h.doc_id))

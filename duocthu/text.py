@@ -90,8 +90,37 @@ def token_matches(query_word: str, phrase_word: str) -> bool:
     "lieu" matches "liều"; "liệu" (as in "liệu pháp") does not match "liều".
     """
     if has_diacritics(query_word):
-        return query_word == phrase_word
+        return query_word == phrase_word or _letters_and_marks(query_word) == _letters_and_marks(phrase_word)
     return query_word == fold(phrase_word)
+
+
+@lru_cache(maxsize=65536)
+def _letters_and_marks(word: str) -> tuple[str, tuple[str, ...]]:
+    """Base letters (đ kept) and the multiset of diacritic marks: "hoà" and "hòa" (the tone mark on
+    either vowel, both spellings in use) are one word; "lâu" and "lậu" are not."""
+    decomposed = unicodedata.normalize("NFD", word.lower())
+    letters = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return letters, tuple(sorted(c for c in decomposed if unicodedata.combining(c)))
+
+
+def find_phrase_in_book_words(book: Sequence[str], typed: Sequence[str]) -> int:
+    """Position of the user's ``typed`` words in the book's words, or -1.
+
+    Each word is compared with :func:`token_matches`; and a user who put the accents on every
+    other accented word of the phrase typed this one as meant: "bệnh than" (anthrax) is not
+    "bệnh thận", while "benh than" may be either.
+    """
+    n = len(typed)
+    for start in range(len(book) - n + 1):
+        span = book[start : start + n]
+        if not all(token_matches(typed[i], span[i]) for i in range(n)):
+            continue
+        accented = [i for i in range(n) if has_diacritics(span[i])]
+        bare = [i for i in accented if not has_diacritics(typed[i])]
+        if bare and len(bare) < len(accented):
+            continue
+        return start
+    return -1
 
 
 def find_phrase_accent_aware(query: Sequence[str], phrase: Sequence[str]) -> int:

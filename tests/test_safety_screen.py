@@ -106,3 +106,19 @@ def test_a_pregnancy_limit_with_a_circumstance_still_applies():
     assert _limit_applies(limit, PatientProfile(pregnant=True)) == (True, "mang thai")
     nursing = PopulationLimit("breastfeeding", "Phụ nữ cho con bú khi dùng liều cao.", conditional=True)
     assert _limit_applies(nursing, PatientProfile(breastfeeding=True)) == (True, "cho con bú")
+
+
+def test_a_condition_named_as_an_exception_is_not_matched(demo_runtime):
+    result = screen(demo_runtime, ["digoxin"], conditions=(condition_term("suy tim", demo_runtime.lexicon),))
+    assert not any("trừ khi" in f.quote and f.matched == "suy tim" for f in result.findings)
+
+
+def test_taking_the_drug_asked_about_is_not_a_finding_about_it(demo_runtime):
+    digoxin = medication_term("digoxin", demo_runtime.resolver)
+    result = screen(demo_runtime, ["digoxin"], medications=(digoxin,))
+    assert not result.contraindicated("digoxin") and result.unmatched_facts("digoxin") == ()
+
+
+def test_anthrax_is_not_kidney_disease(demo_runtime):
+    drugs = {h.chunk.drug_id for h in demo_runtime.store.find_by_indication("bệnh than")}
+    assert "doxycyclin" in drugs and "captopril" not in drugs

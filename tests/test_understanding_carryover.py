@@ -109,3 +109,11 @@ def test_merge_patient_keeps_flags_and_replaces_numbers():
                            PatientFacts(trimester=2, renal_clearance_ml_min=25))
     assert (merged.pregnant, merged.trimester, merged.crisis, merged.renal_clearance_ml_min) == (True, 2, True, 25)
     assert not merge_patient(PatientFacts(pregnant=True), PatientFacts(), said_not_pregnant=True).pregnant
+
+
+def test_with_what_is_taken_when_the_new_drug_is_also_prescribed():
+    prior = QueryFrame(turn_type=TurnType.DRUG_ATTRIBUTE, drugs=["warfarin"],
+                       patient=PatientFacts(current_medications=["warfarin"]))
+    _, frame = applied("with_what_is_taken", prior,
+                       "Bác sĩ kê thêm fluconazol, có kỵ với thuốc tôi đang dùng không?")
+    assert frame.turn_type is TurnType.INTERACTION and frame.drugs == ["warfarin", "fluconazol"]

@@ -155,3 +155,16 @@ def test_a_child_who_swallowed_a_bottle_is_an_overdose_not_a_crisis():
     assert not fires("self_harm", "Cháu tôi 3 tuổi uống hết cả lọ siro ho")[0]
     assert fires("overdose_taken", "Cháu tôi 3 tuổi uống hết cả lọ siro ho")[0]
     assert fires("overdose_taken", "bé nuốt mất 4 viên sắt")[0]
+
+
+def test_an_overdose_taken_is_not_turned_back_into_an_interaction():
+    from duocthu.understanding.cues import apply_cues
+    ev = evidence("Bố tôi lỡ uống 9 viên amlodipin cùng lúc với thuốc bổ, giờ phải làm sao?", "interaction")
+    frame = apply_cues(ev, base_frame(ev, TurnType.INTERACTION, "tuong_tac_thuoc"))
+    assert frame.turn_type is TurnType.OVERDOSE_TAKEN and "vague_second_drug" not in frame.cues
+
+
+def test_a_named_section_wins_over_an_interaction_with_no_second_drug():
+    ok, frame = fires("section_named", "Tôi đang dùng metformin. Metformin có tác dụng phụ gì?",
+                      turn_type=TurnType.INTERACTION, section="tuong_tac_thuoc")
+    assert ok and (frame.turn_type, frame.section_key) == (TurnType.DRUG_ATTRIBUTE, "tac_dung_khong_mong_muon")

@@ -123,3 +123,14 @@ def test_an_unknown_drug_treating_a_condition_is_a_question_about_that_drug(unde
 def test_a_medical_question_is_not_off_topic(understander):
     frame = understand(understander, "Tại sao tôi hay bị đau nửa đầu vào buổi sáng?")
     assert frame.turn_type is TurnType.MEDICAL_QUESTION
+
+
+def test_a_generic_head_word_is_left_out_for_the_book():
+    lexicon = demo_entities().lexicon
+    assert "trứng cá" in indication_alternatives("mụn trứng cá", lexicon)
+
+
+def test_a_one_word_condition_is_looked_up_through_the_book_s_narrower_phrases():
+    lexicon = demo_entities().lexicon
+    alternatives = indication_alternatives("bệnh lậu", lexicon)
+    assert any(a.lower().startswith("lậu") for a in alternatives) and "lậu" not in alternatives

@@ -52,3 +52,12 @@ def test_words_typed_with_accents_are_chatter_but_the_same_letters_unaccented_ma
     assert condition == "đau dạ dày"
     condition, _ = split("thuoc nao tri dau da day")
     assert condition == "dau da day"
+
+
+def test_the_book_s_name_and_the_verb_of_killing_a_germ_are_not_the_condition():
+    assert split("Trong Dược thư có thuốc nào dùng cho viêm xoang không?")[0] == "viêm xoang"
+    assert split("Thuốc nào tiêu diệt vi khuẩn lao?")[0] == "vi khuẩn lao"
+
+
+def test_asking_for_relief_is_not_a_condition():
+    assert split("Bị viêm họng thì uống thuốc gì cho đỡ?") == ("viêm họng", [])

@@ -76,3 +76,22 @@ def test_a_planned_schedule_with_a_count_is_not_an_overdose_taken():
 @pytest.mark.parametrize("text", ["Uống thuốc xong thấy môi sưng lên và thở khó", "cổ họng nghẹn lại sau khi tiêm"])
 def test_swelling_and_breathing_in_either_word_order(text):
     assert is_emergency(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Dạo này chán đời quá, chẳng thiết gì nữa",
+    "Tôi thấy mình chỉ là gánh nặng cho gia đình, uống cả hộp thuốc ngủ có đi luôn không",
+    "Sống vô nghĩa lắm rồi, chỉ muốn nhắm mắt xuôi tay",
+])
+def test_passive_wishes_and_euphemisms_are_a_crisis(text):
+    assert is_self_harm(text)
+
+
+@pytest.mark.parametrize("text", ["Uống thuốc xong đi luôn được không hay phải nằm nghỉ?",
+                                  "Uống xong là ngủ luôn, có sao không?"])
+def test_everyday_uses_of_the_euphemisms_are_not(text):
+    assert not is_self_harm(text)
+
+
+def test_half_a_bottle_taken_is_an_overdose():
+    assert is_overdose_taken("bé uống hết nửa chai siro hạ sốt lúc tôi không để ý")

@@ -134,6 +134,7 @@ class SafetyScreen:
     drugs: tuple[str, ...]
     facts: tuple[str, ...]
     findings: tuple[SafetyFinding, ...] = ()
+    own_facts: tuple[tuple[str, str], ...] = ()  # (drug_id, "đang dùng X"): a drug's own use is no fact about it
 
     @property
     def hits(self) -> tuple[Hit, ...]:
@@ -150,7 +151,7 @@ class SafetyScreen:
         )
 
     def unmatched_facts(self, drug_id: str) -> tuple[str, ...]:
-        matched = {f.matched for f in self.for_drug(drug_id)}
+        matched = {f.matched for f in self.for_drug(drug_id)} | {fact for d, fact in self.own_facts if d == drug_id}
         return tuple(fact for fact in self.facts if fact not in matched)
 
     @property
@@ -329,9 +330,12 @@ def _match_sentence(sentence: str, profile: PatientProfile, kind: FindingKind, h
         for allergy in profile.allergies:
             if _allergy_matches(tokens, allergy, hit.chunk.drug_id, own_names):
                 add(kind, f"dị ứng {allergy.label}", sentence, hit, kind is FindingKind.CONTRAINDICATION)
+    exception_at = _exception_start(tokens)
     for term in profile.conditions:
         matches = [(span, False) for span in _phrase_spans(tokens, term.phrases)]
         matches += [(span, True) for span in _phrase_spans(tokens, term.narrower)]
+        # "Bệnh cơ tim phì đại (trừ khi có rung nhĩ kèm suy tim)": named as the exception, not the contraindication.
+        matches = [(span, narrower) for span, narrower in matches if span[0] < exception_at]
         if matches:
             applies = kind is FindingKind.CONTRAINDICATION and any(
                 _condition_applies(term, tokens, span, via_narrower, folded_sentence, profile)
@@ -340,6 +344,8 @@ def _match_sentence(sentence: str, profile: PatientProfile, kind: FindingKind, h
     if medications:
         together = bool(_TOGETHER_RE.search(folded_sentence))
         for medication in profile.medications:
+            if medication.drug_id == hit.chunk.drug_id:
+                continue  # taking the drug is not being allergic to it ("Quá mẫn với digoxin")
             if _phrase_at(tokens, medication.phrases):
                 add(kind, f"đang dùng {medication.label}", sentence, hit, together)
     if kind is FindingKind.CAUTION:
@@ -347,6 +353,15 @@ def _match_sentence(sentence: str, profile: PatientProfile, kind: FindingKind, h
                                     (profile.pediatric, ("trẻ em", "trẻ nhỏ", "trẻ sơ sinh"), "trẻ em")):
             if flag and _phrase_at(tokens, phrases):
                 add(kind, profile.age_text or fact, sentence, hit, False)
+
+
+_EXCEPTION_OPENERS = (("tru", "khi"), ("ngoai", "tru"), ("tru", "truong", "hop"))
+
+
+def _exception_start(tokens: Sequence[str]) -> int:
+    """Where an exception clause ("trừ khi …", "ngoại trừ …") opens in a sentence, or past its end."""
+    found = [find_phrase(list(tokens), list(opener)) for opener in _EXCEPTION_OPENERS]
+    return min([f for f in found if f >= 0], default=len(tokens))
 
 
 def screen_patient(
@@ -358,7 +373,8 @@ def screen_patient(
     if profile.is_empty or not drugs:
         return SafetyScreen(drugs, profile.facts())
     findings = [f for drug_id in drugs for f in screen_drug(store, drug_id, profile, drug_names)]
-    return SafetyScreen(drugs, profile.facts(), tuple(findings))
+    own = tuple((m.drug_id, f"đang dùng {m.label}") for m in profile.medications if m.drug_id in drugs)
+    return SafetyScreen(drugs, profile.facts(), tuple(findings), own)
 
 
 @dataclass(frozen=True)

@@ -175,9 +175,11 @@ TAKEN_REFERENCES = ("thuốc tôi đang uống", "thuốc đang uống", "thuố
 
 
 def _with_what_is_taken(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
-    """One drug asked "with" what the conversation says the patient takes."""
-    asked = [d for d in frame.drugs if d not in frame.patient.current_medications]
-    return (len(asked) == 1 and len(frame.drugs) == 1 and bool(frame.patient.current_medications)
+    """One drug asked "with" what the conversation says the patient takes ("bác sĩ kê clarithromycin, có kỵ
+    với thuốc tôi đang dùng không?": the newly prescribed drug is asked, the earlier ones are what is taken)."""
+    taken = prior.patient.current_medications or frame.patient.current_medications
+    asked = [d for d in frame.drugs if d not in taken]
+    return (len(asked) == 1 and len(frame.drugs) == 1 and bool(taken)
             and frame.turn_type in DRUG_QUESTIONS
             and (has_phrase(ev.text, TOGETHER_WORDS) or has_phrase(ev.text, TAKEN_REFERENCES)))
 
@@ -218,7 +220,8 @@ CARRY_OVER: tuple[CarryRule, ...] = (
               "'Bác sĩ vừa kê clarithromycin, tôi uống chung được không?' after 'tôi đang uống simvastatin'",
               _with_what_is_taken,
               lambda p, f, ev: _mark(f, "with_what_is_taken", turn_type=TurnType.INTERACTION,
-                                     drugs=list(dict.fromkeys([*f.patient.current_medications, *f.drugs])),
+                                     drugs=list(dict.fromkeys([*(p.patient.current_medications
+                                                                 or f.patient.current_medications), *f.drugs])),
                                      section_key="tuong_tac_thuoc", section_candidates=[])),
 )
 

@@ -262,12 +262,21 @@ YIELDING_PAIRS = frozenset({("tac_dung_khong_mong_muon", "huong_dan_xu_tri_adr")
                             ("tuong_tac_thuoc", "tuong_ky")})
 
 
+def _interaction_with_nothing(frame: QueryFrame) -> bool:
+    """An interaction frame with no second medicine anywhere: only the drug asked about."""
+    others = set(frame.patient.current_medications) | set(frame.patient.other_medications)
+    return (len(frame.drugs) == 1 and not frame.unknown_drugs and not frame.products
+            and others <= set(frame.drugs) and "vague_second_drug" not in frame.cues)
+
+
 def _section_named(ev: TurnEvidence, frame: QueryFrame) -> bool:
     named = named_section(ev.text)
     if named is None or "overdose_question" in frame.cues:
         return False
     if frame.turn_type is TurnType.INTERACTION and named == "tuong_ky" and len(frame.drugs) <= 1:
         return True  # "trộn chung bơm tiêm với thuốc khác": compatibility, not an interaction
+    if frame.turn_type is TurnType.INTERACTION and _interaction_with_nothing(frame) and named != "tuong_tac_thuoc":
+        return True  # "Tôi đang uống digoxin. Digoxin có tác dụng phụ gì?": one drug, its side effects
     if frame.turn_type not in (TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW, TurnType.DOSING_CALC):
         return False
     if frame.turn_type is TurnType.DOSING_CALC and named in ("thoi_ky_mang_thai", "thoi_ky_cho_con_bu"):
@@ -368,10 +377,17 @@ CUE_TABLE: tuple[Cue, ...] = (
 )
 
 
+# Once a turn is a crisis, an emergency or an overdose already taken, no later row may turn it back
+# into an ordinary drug question ("lỡ uống 8 viên … cùng lúc vì tưởng thuốc bổ" is not an interaction).
+SAFETY_TURN_TYPES = (TurnType.CRISIS, TurnType.EMERGENCY, TurnType.OVERDOSE_TAKEN)
+
+
 def apply_cues(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
     for cue in CUE_TABLE:
         if cue.applies(ev, frame):
             frame = cue.effect(ev, frame)
+            if frame.turn_type in SAFETY_TURN_TYPES and cue.id in ("self_harm", "overdose_taken", "emergency"):
+                break
     return frame
 
 

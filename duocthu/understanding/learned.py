@@ -23,7 +23,7 @@ import numpy as np
 
 from duocthu.budget import RequestBudget
 from duocthu.sections import SECTION_TITLES
-from duocthu.text import fold, folded_words, normalize, words
+from duocthu.text import fold, folded_words, normalize, token_matches, words
 from duocthu.understanding.carryover import carry_over
 from duocthu.understanding.conditions import ConditionLexicon
 from duocthu.understanding.cues import (
@@ -252,7 +252,40 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
             if phrase != condition and len(words(form)) >= 1:
                 alternatives.append(phrase)
     causes = _cause_parts(condition, lexicon)
-    return list(dict.fromkeys([*alternatives[:12], *book_indication_within(condition, lexicon), *causes]))
+    headless = _without_generic_head(condition)
+    narrower = book_indication_starting_with(headless or condition, lexicon)
+    bare = [headless] if headless and len(words(headless)) >= 2 else []
+    return list(dict.fromkeys([*alternatives[:12], *book_indication_within(condition, lexicon), *causes, *bare,
+                               *narrower]))
+
+
+# Words users put before a condition's name that the book leaves out ("mụn trứng cá", "bệnh lậu").
+GENERIC_HEADS = ("mụn", "bệnh", "chứng", "căn bệnh", "tình trạng", "cơn")
+
+
+def _without_generic_head(condition: str) -> str | None:
+    tokens = words(condition)
+    for head in sorted(GENERIC_HEADS, key=lambda h: -len(words(h))):
+        head_words = words(head)
+        if len(tokens) > len(head_words) and all(token_matches(t.lower(), h) for t, h in zip(tokens, head_words, strict=False)):
+            return " ".join(tokens[len(head_words):])
+    return None
+
+
+def book_indication_starting_with(condition: str, lexicon: ConditionLexicon) -> list[str]:
+    """Indication phrases of the book that begin with the user's whole condition ("lậu" → "lậu không
+    biến chứng"): narrower forms the book indexes, compared accent-aware so "lậu" is never "lâu"."""
+    typed = words(condition)
+    if not typed or is_ambiguous_condition(condition):
+        return []
+    found: list[str] = []
+    for entry in lexicon.conditions:
+        if not entry.from_corpus or "chi_dinh" not in entry.sections:
+            continue
+        label = words(entry.label)
+        if len(label) > len(typed) and all(token_matches(t.lower(), w.lower()) for t, w in zip(typed, label, strict=False)):
+            found.append(entry.label)
+    return sorted(found, key=len)[:4]
 
 
 def _cause_parts(condition: str, lexicon: ConditionLexicon) -> list[str]:

@@ -44,9 +44,10 @@ REVERSE_FILLER = (
     "mấy", "triệu chứng", "nhiều", "một số", "khi", "nên uống thuốc nào", "thuốc nào tốt",
     "bà bầu", "phụ nữ", "bà mẹ", "người lớn", "trẻ em", "bé", "con tôi", "cần", "hay", "tốt", "nhất", "ạ", "nhé",
     "kháng sinh nào", "kháng sinh gì", "loại kháng sinh nào", "kháng sinh", "được", "đc", "dc",
+    "trong dược thư", "dược thư", "trong sách", "trong sách thuốc",
 )
 # Chatter removed only as typed with its diacritics: "đây" is not the "day" of "da day" (dạ dày).
-CHATTER_TYPED_WITH_DIACRITICS = frozenset({"đây", "đi", "hoài", "mãi", "nào", "đó"})
+CHATTER_TYPED_WITH_DIACRITICS = frozenset({"đây", "đi", "hoài", "mãi", "nào", "đó", "đỡ", "bớt"})
 # Informal talk around a condition ("mấy hôm nay cứ thấy …", "cho nhanh khỏi", "mọi người ơi"): never
 # part of a condition's name.
 CHATTER = (
@@ -231,16 +232,19 @@ NOT_A_CONDITION_USES = frozenset({"giảm đau", "hạ sốt", "hạ nhiệt", "
                                   "hạ áp", "an thần", "kháng viêm", "chống dị ứng", "giảm đau hạ sốt"})
 
 
-_USE_VERBS = ("giảm", "hạ", "chống", "trị", "chữa", "cắt", "dứt")
+_USE_VERBS = ("giảm", "hạ", "chống", "trị", "chữa", "cắt", "dứt", "diệt", "tiêu diệt", "điều trị", "làm hết")
 
 
 def _strip_use_verb(condition: str | None) -> str | None:
-    """"giảm đau răng" → "đau răng": what the drug should do to the condition is not its name."""
-    if condition is None:
-        return None
+    """"giảm đau răng" → "đau răng", "diệt vi khuẩn HP" → "vi khuẩn HP": what the drug should do to the
+    condition is not its name."""
+    if condition is None or condition.lower() in NOT_A_CONDITION_USES:
+        return condition
     tokens = words(condition)
-    if len(tokens) >= 3 and tokens[0] in _USE_VERBS and condition.lower() not in NOT_A_CONDITION_USES:
-        return " ".join(tokens[1:])
+    for verb in sorted(_USE_VERBS, key=lambda v: -len(words(v))):
+        head = words(verb)
+        if len(tokens) >= len(head) + 2 and tokens[: len(head)] == head:
+            return " ".join(tokens[len(head):])
     return condition
 
 

@@ -27,12 +27,20 @@ SELF_HARM_PHRASES = (
     "viết thư để lại", "thư tuyệt mệnh", "thư từ biệt", "không tỉnh lại", "không bao giờ tỉnh",
     "nếu tôi không còn", "nếu mình không còn", "khi tôi không còn", "nhẹ nhõm hơn nếu", "bớt gánh nặng cho",
     "không phải thức dậy",
+    # Passive wishes to be dead and euphemisms (screened as positive, as a crisis line would).
+    "chán đời", "sống làm gì", "sống để làm gì", "sống chẳng để làm gì", "sống chỉ làm khổ", "sống chỉ thêm khổ",
+    "sống chỉ là gánh nặng", "là gánh nặng cho", "làm gánh nặng cho", "nhắm mắt xuôi tay", "nhắm mắt lại rồi thôi",
+    "nhắm mắt cho xong", "không muốn tỉnh dậy", "không muốn thức dậy", "muốn ngủ mãi", "ngủ mãi mãi",
+    "buông xuôi tất cả", "không còn lý do để sống", "không còn lý do gì để sống", "sống vô nghĩa",
+    "cuộc sống vô nghĩa", "hết muốn sống", "quyên sinh", "tự vẫn", "tự kết liễu", "không muốn tồn tại",
+    "muốn được giải thoát", "tìm cách giải thoát", "xong đời", "chết cho rảnh", "chết cho nhẹ",
 )
 # "thì chết", "để chết" only count with a quantity question or a first-person wish (see is_self_harm).
 _WEAK_SELF_HARM = ("thì chết", "để chết", "sẽ chết", "cho chết", "liều gây chết", "liều chết người", "liều tử vong",
-                   "gây tử vong", "cho xong")
+                   "gây tử vong", "cho xong", "đi luôn", "ngủ luôn", "hết khổ", "cho nhẹ người", "một lần cho xong")
 _QUANTITY_WORDS = ("bao nhiêu", "mấy viên", "mấy vỉ", "bao nhiêu viên", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nhiêu",
-                   "bao nhiêu đơn vị", "mấy ống")
+                   "bao nhiêu đơn vị", "mấy ống", "cả bút", "hết bút", "hết cả", "cả hộp", "hết hộp", "cả chai",
+                   "hết chai", "một lúc", "cùng một lúc")
 _DRUG_FACT_QUESTIONS = ("có gây", "có làm", "tác dụng phụ", "tác dụng không mong muốn", "có bị", "dễ bị", "nguy cơ",
                         "thuốc nào gây", "thuốc gì gây", "có thể gây", "cảnh báo")
 # "ý nghĩ tự sát" as an adverse effect asked about a drug, not said about oneself.
@@ -50,7 +58,7 @@ OVERDOSE_TAKEN_PHRASES = (
     "uống gấp đôi", "uống gấp ba", "uống dồn", "uống quá nhiều rồi",
     "lỡ cho uống", "lỡ tay cho", "cho uống nhầm", "bé nuốt", "con nuốt", "cháu nuốt", "trẻ nuốt",
     "nuốt mấy viên", "nuốt phải", "uống phải", "nhai mất", "uống mất", "ăn mất", "chục viên", "cả nắm",
-    "nuốt mất", "nuốt hết", "lỡ tiêm", "tiêm nhầm", "lỡ bấm", "bấm nhầm", "thay vì", "tiêm quá tay",
+    "nuốt mất", "nuốt hết", "hết nửa chai", "hết cả chai", "hết nửa lọ", "hết cả hộp", "hết nửa vỉ", "hết cả vỉ", "lỡ tiêm", "tiêm nhầm", "lỡ bấm", "bấm nhầm", "thay vì", "tiêm quá tay",
     "uống quá liều rồi",
 )
 _TOO_MUCH = ("uống quá nhiều", "uống nhiều quá", "uống quá liều", "xịt quá nhiều", "tiêm quá liều", "dùng quá liều")
