@@ -4,14 +4,32 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from duocthu.corpus import Monograph, Prose, SectionText, Table
-from duocthu.limits import limits_of_sentences
+from duocthu.limits import limits_of_sentences, names_no_circumstance
 from duocthu.text import count_tokens, fold
-from duocthu.types import Chunk, ChunkKind
+from duocthu.types import Chunk, ChunkKind, PopulationLimit
 
-LIMIT_SECTIONS = frozenset({"chong_chi_dinh"})
-"""Sections whose sentences are parsed for population limits at index time (the safety screen)."""
+LIMIT_SECTIONS = frozenset({"chong_chi_dinh", "lieu_luong_va_cach_dung"})
+"""Sections whose sentences are parsed for population limits at index time (the safety screen):
+every sentence of Chống chỉ định; in the dosing section only an age group the book declines to dose
+("Trẻ em: không khuyến cáo cho trẻ dưới 16 tuổi")."""
+
+_DECLINES_RE = re.compile(r"\b(?:khong khuyen cao|khong dung|khong duoc dung|khong nen dung|chong chi dinh)\b")
+
+
+def _section_limits(section_key: str, text: str) -> tuple[PopulationLimit, ...]:
+    sentences = split_sentences(text)
+    if section_key == "chong_chi_dinh":
+        return limits_of_sentences(sentences)
+    # A dosing sentence that declines a children's age group declines it as a whole, unless it names a
+    # circumstance ("… nếu không có chỉ định của thầy thuốc"): the decline is the whole sentence's point.
+    declined = limits_of_sentences(s for s in sentences if _DECLINES_RE.search(fold(s)))
+    return tuple(
+        replace(limit, conditional=not names_no_circumstance(limit.sentence))
+        for limit in declined if limit.kind == "age" and limit.max_age_years is not None
+    )
 
 MAX_CHUNK_TOKENS = 320
 """Upper bound per prose chunk (estimated by :func:`duocthu.text.count_tokens`).
@@ -114,7 +132,7 @@ def chunk_section(
             atc_codes=monograph.atc_codes,
             aliases=monograph.aliases,
             population_limits=(
-                limits_of_sentences(split_sentences(text)) if section.key in LIMIT_SECTIONS else ()
+                _section_limits(section.key, text) if section.key in LIMIT_SECTIONS else ()
             ),
             pages=pages,
         )

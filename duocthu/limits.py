@@ -119,3 +119,8 @@ def _unique(limits: list[PopulationLimit]) -> list[PopulationLimit]:
 
 def limits_of_sentences(sentences: Iterable[str]) -> tuple[PopulationLimit, ...]:
     return tuple(limit for sentence in sentences for limit in parse_limits(sentence))
+
+
+def names_no_circumstance(sentence: str) -> bool:
+    """The sentence attaches no use, form or circumstance to what it says ("nếu", "khi dùng", "dạng tiêm" …)."""
+    return not _CONDITIONAL_RE.search(fold(sentence))

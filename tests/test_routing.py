@@ -140,3 +140,10 @@ def test_a_named_section_is_answered_even_when_contraindicated():
                         population=Population.PEDIATRIC, age_text="6 tuổi", age_years=6)
     decision = route("tác dụng phụ của tramadol", query_frame, frozenset(), _screen_with_contraindication("tramadol"))
     assert decision.rule == 16
+
+
+def test_a_quantity_asked_in_a_conversation_at_risk_is_a_crisis_even_without_a_drug():
+    from duocthu.understanding.frame import PatientFacts, QueryFrame, TurnType
+    at_risk = QueryFrame(turn_type=TurnType.MEDICAL_QUESTION, patient=PatientFacts(crisis=True))
+    decision = route("Thế bình thường tiêm bao nhiêu đơn vị?", at_risk)
+    assert (decision.rule, decision.reason) == (17, "crisis")

@@ -122,3 +122,12 @@ def test_taking_the_drug_asked_about_is_not_a_finding_about_it(demo_runtime):
 def test_anthrax_is_not_kidney_disease(demo_runtime):
     drugs = {h.chunk.drug_id for h in demo_runtime.store.find_by_indication("bệnh than")}
     assert "doxycyclin" in drugs and "captopril" not in drugs
+
+
+def test_an_age_group_the_dosing_section_declines_is_an_age_limit(demo_runtime):
+    from duocthu.agent.compose import finding_title
+    result = screen(demo_runtime, ["meloxicam"], age_years=13, age_text="13 tuổi", pediatric=True)
+    limits = result.contraindicated("meloxicam")
+    assert limits and limits[0].hit.chunk.section_key == "lieu_luong_va_cach_dung"
+    assert finding_title(limits[0]).startswith("Giới hạn tuổi")
+    assert not screen(demo_runtime, ["meloxicam"], age_years=17, age_text="17 tuổi").contraindicated()

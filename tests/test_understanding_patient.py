@@ -97,3 +97,7 @@ def test_an_allergen_that_is_not_a_drug_of_the_book_is_recorded():
 def test_a_drug_after_when_is_the_cause_of_the_reaction_not_the_question():
     f = facts("Tôi bị dị ứng khi uống amoxicilin, giờ dùng cefalexin được không?")
     assert "amoxicilin" in f.allergies and "cefalexin" not in f.allergies
+
+
+def test_a_class_reacted_to_in_childhood_is_an_allergy():
+    assert "penicilin" in facts("Hồi nhỏ tôi tiêm penicilin bị nổi mề đay khắp người").allergies

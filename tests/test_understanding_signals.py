@@ -95,3 +95,17 @@ def test_everyday_uses_of_the_euphemisms_are_not(text):
 
 def test_half_a_bottle_taken_is_an_overdose():
     assert is_overdose_taken("bé uống hết nửa chai siro hạ sốt lúc tôi không để ý")
+
+
+def test_asking_whether_many_tablets_are_enough_is_a_crisis():
+    assert is_self_harm("uống 40 viên diazepam thì có đủ không")
+    assert not is_self_harm("uống 2 viên một lúc có đủ không")
+
+
+@pytest.mark.parametrize("text", ["Ông tôi lẫn, uống một lúc 9 viên amlodipin", "uong 12 vien ibuprofen roi, gio phai lam sao"])
+def test_many_at_once_or_what_now_is_an_overdose_taken(text):
+    assert is_overdose_taken(text)
+
+
+def test_a_quantity_asked_at_once_is_a_question_not_an_overdose():
+    assert not is_overdose_taken("Uống 6 viên một lúc được không?")

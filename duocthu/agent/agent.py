@@ -287,7 +287,9 @@ class RagAgent:
         citations = Citations()
         lines = safety_block(screen, self._display, citations, frame.drugs)
         names = ", ".join(self._display.get(d, d) for d in frame.drugs)
-        body = [f"Dược thư (bản demo) chống chỉ định {names} cho trường hợp này"
+        in_contraindications = all(f.hit.chunk.section_key == "chong_chi_dinh" for f in screen.contraindicated())
+        verb = "chống chỉ định" if in_contraindications else "chống chỉ định hoặc không khuyến cáo dùng"
+        body = [f"Dược thư (bản demo) {verb} {names} cho trường hợp này"
                 + (", nên duocthu không đưa liều." if frame.asks_dose else ".")
                 + " Hãy hỏi bác sĩ hoặc dược sĩ về thuốc thay thế. Các mục khác của thuốc: chọn bên dưới."]
         decision = decide(list(screen.hits))

@@ -52,6 +52,13 @@ class Citations:
         return "Nguồn:\n" + "\n".join(lines)
 
 
+def finding_title(finding: SafetyFinding) -> str:
+    """What the book calls it: an age group the dosing section declines is not a "Chống chỉ định"."""
+    if finding.kind is FindingKind.AGE_LIMIT and finding.hit.chunk.section_key != "chong_chi_dinh":
+        return f"Giới hạn tuổi ({finding.hit.chunk.section_title})"
+    return KIND_TITLES[finding.kind]
+
+
 def ordered_findings(findings: Sequence[SafetyFinding]) -> list[SafetyFinding]:
     """Contraindications that apply first, then by kind in book order."""
     return sorted(findings, key=lambda f: (not f.applies, _KIND_ORDER.index(f.kind)))
@@ -68,7 +75,7 @@ def safety_block(screen: SafetyScreen, drug_names: dict[str, str], citations: Ci
         name = drug_names.get(drug_id, drug_id)
         for finding in ordered_findings(screen.for_drug(drug_id)):
             number = citations.number(finding.hit)
-            lines.append(f"- {KIND_TITLES[finding.kind]} — {name} ({finding.matched}): «{finding.quote}» [{number}]")
+            lines.append(f"- {finding_title(finding)} — {name} ({finding.matched}): «{finding.quote}» [{number}]")
         missing = screen.unmatched_facts(drug_id)
         if missing and not only_found:
             lines.append(

@@ -16,6 +16,7 @@ from enum import StrEnum
 from duocthu.retrieval.safety import SafetyScreen
 from duocthu.understanding.frame import ConditionRelation, Population, QueryFrame, TurnType
 from duocthu.understanding.scope import looks_non_human
+from duocthu.understanding.signals import asks_a_quantity
 
 
 class Action(StrEnum):
@@ -105,7 +106,8 @@ ROUTING_TABLE: tuple[Rule, ...] = (
          lambda c: looks_non_human(c.turn, c.known_tokens), _fixed(1, Action.ABSTAIN, "out_of_scope")),
     Rule(17, "self-harm intent, or a dose/quantity asked in a conversation with a self-harm signal",
          "abstain / crisis (no doses, no quantities; 115)",
-         lambda c: c.frame.turn_type is TurnType.CRISIS or (c.frame.patient.crisis and _asks_quantity(c.frame)),
+         lambda c: c.frame.turn_type is TurnType.CRISIS
+         or (c.frame.patient.crisis and (_asks_quantity(c.frame) or asks_a_quantity(c.turn))),
          _fixed(17, Action.ABSTAIN, "crisis")),
     Rule(18, "emergency signs described now", "abstain / emergency (urgent care, no drug)",
          lambda c: c.frame.turn_type is TurnType.EMERGENCY, _fixed(18, Action.ABSTAIN, "emergency")),

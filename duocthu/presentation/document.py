@@ -301,12 +301,18 @@ class _Builder:
         return tuple(frozen)
 
 
+def _kind_title(item: SafetyView) -> str:
+    if item.kind == "age_limit" and "__chong_chi_dinh__" not in item.doc_id:
+        return "Giới hạn tuổi (Liều lượng và cách dùng)"  # the dosing section declines the age group
+    return _KIND_TITLES.get(item.kind, item.kind)
+
+
 def _safety_items(safety: Sequence[SafetyView], book: _CardBook, names: Mapping[str, str]) -> tuple[SafetyItem, ...]:
     drugs = list(dict.fromkeys(s.drug_id for s in safety))
     ordered = sorted(safety, key=lambda s: (drugs.index(s.drug_id), not s.applies,
                                             _KIND_ORDER.index(s.kind) if s.kind in _KIND_ORDER else 99))
     return tuple(
-        SafetyItem(_KIND_TITLES.get(s.kind, s.kind), names.get(s.drug_id, s.drug_id), s.matched, s.quote, s.applies,
+        SafetyItem(_kind_title(s), names.get(s.drug_id, s.drug_id), s.matched, s.quote, s.applies,
                    book.cite([s.doc_id], s.quote))
         for s in ordered
     )

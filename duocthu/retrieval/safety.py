@@ -144,10 +144,11 @@ class SafetyScreen:
         return tuple(f for f in self.findings if f.drug_id == drug_id)
 
     def contraindicated(self, drug_id: str | None = None) -> tuple[SafetyFinding, ...]:
-        """Findings that forbid the drug for this patient (a Chống chỉ định that applies)."""
+        """Findings that forbid the drug for this patient (a Chống chỉ định, or an age limit, that applies)."""
         return tuple(
             f for f in self.findings
-            if f.applies and f.hit.chunk.section_key == "chong_chi_dinh" and (drug_id is None or f.drug_id == drug_id)
+            if f.applies and (f.hit.chunk.section_key == "chong_chi_dinh" or f.kind is FindingKind.AGE_LIMIT)
+            and (drug_id is None or f.drug_id == drug_id)
         )
 
     def unmatched_facts(self, drug_id: str) -> tuple[str, ...]:
@@ -266,6 +267,13 @@ def screen_drug(
         own_names = (other_drug_names or {}).get(drug_id, ())
         for sentence in _sentences(hit.chunk):
             _match_sentence(sentence, profile, FindingKind.CONTRAINDICATION, safety_hit, add, own_names=own_names)
+    for hit in store.find_by_section(drug_id, "lieu_luong_va_cach_dung"):
+        # An age group the dosing section declines to dose is an age limit, wherever the book put it.
+        for limit in hit.chunk.population_limits:
+            verdict = _limit_applies(limit, profile)
+            if verdict is not None:
+                add(FindingKind.AGE_LIMIT, verdict[1], limit.sentence, Hit(hit.chunk, 1.0, ScoreKind.EXACT, "safety"),
+                    verdict[0])
     for hit in store.find_by_section(drug_id, "than_trong"):
         safety_hit = Hit(hit.chunk, 1.0, ScoreKind.EXACT, "safety")
         for sentence in _sentences(hit.chunk):

@@ -61,8 +61,10 @@ ALLERGEN_WORDS = frozenset(fold(w) for w in (
     "iod", "penicilin", "penicillin", "cephalosporin", "sulfamid", "sulfonamid", "sulfa", "macrolid", "quinolon",
     "fluoroquinolon", "aspirin", "nsaid", "codein", "opioid", "morphin", "latex", "beta-lactam", "betalactam"))
 PAST_USE_CUES = ("hồi trước", "trước đây", "từng uống", "từng dùng", "đã từng", "lần trước", "dạo trước", "hồi xưa",
+                 "hồi bé", "hồi nhỏ", "lúc bé", "lúc nhỏ", "hồi trẻ", "mấy năm trước", "từng tiêm", "lần đó",
                  "năm ngoái", "trước kia")
-REACTION_WORDS = ("bị", "dị ứng", "nổi mẩn", "mẩn ngứa", "phù", "khó thở", "hen", "sốc", "ngứa", "phát ban", "mày đay")
+REACTION_WORDS = ("bị", "dị ứng", "nổi mẩn", "mẩn ngứa", "phù", "khó thở", "hen", "sốc", "ngứa", "phát ban", "mày đay",
+                  "mề đay", "bóng nước", "phồng rộp", "đi cấp cứu", "phải cấp cứu", "phản vệ")
 # Words after which a condition is what a drug may cause, not what the patient has ("có làm giảm tiểu cầu không").
 CAUSAL_VERBS = frozenset(fold(w) for w in ("làm", "gây", "gây ra", "dẫn", "khiến", "bị không", "làm tăng", "làm giảm"))
 PRONOUN_DRUG_REFERENCES = ("nó", "thuốc này", "thuốc đó", "thuốc trên", "thuốc vừa rồi", "thuốc ấy", "thuốc kia")
@@ -252,6 +254,8 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
         + [u.name for u in resolution.unknown if _in_spans(u.start, allergy_spans)]
         + [_allergy_words(text, s) for s in allergy_spans if not _span_has_name(s, resolution)]
         + (sorted(in_past) if reacted else [])
+        # "Hồi bé tiêm penicilin bị mề đay": a class the book names, reacted to in the past.
+        + ([_allergen_in(text, s) for s in past_spans] if reacted else [])
     ))
     allergies = tuple(a for a in allergies if a)
     current = tuple(dict.fromkeys(m.drug_id for m in resolution.mentions if m.start in taken
@@ -270,6 +274,10 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
 
 _ALLERGY_FILLER = frozenset(fold(w) for w in ("thuốc", "nhóm", "kháng", "sinh", "với", "các", "loại", "họ", "những",
                                               "tôi", "em", "mình", "bị", "rất", "nặng", "nhẹ", "hồi", "trước"))
+
+
+def _allergen_in(text: str, span: tuple[int, int]) -> str:
+    return next((t for t in words(text)[span[0] : span[1]] if fold(t) in ALLERGEN_WORDS), "")
 
 
 def _span_has_name(span: tuple[int, int], resolution: Resolution) -> bool:

@@ -34,6 +34,7 @@ SELF_HARM_PHRASES = (
     "buông xuôi tất cả", "không còn lý do để sống", "không còn lý do gì để sống", "sống vô nghĩa",
     "cuộc sống vô nghĩa", "hết muốn sống", "quyên sinh", "tự vẫn", "tự kết liễu", "không muốn tồn tại",
     "muốn được giải thoát", "tìm cách giải thoát", "xong đời", "chết cho rảnh", "chết cho nhẹ",
+    "kết thúc tất cả", "kết thúc mọi thứ", "chấm dứt mọi thứ", "kết thúc mọi chuyện", "chấm dứt mọi chuyện",
 )
 # "thì chết", "để chết" only count with a quantity question or a first-person wish (see is_self_harm).
 _WEAK_SELF_HARM = ("thì chết", "để chết", "sẽ chết", "cho chết", "liều gây chết", "liều chết người", "liều tử vong",
@@ -65,6 +66,10 @@ _TOO_MUCH = ("uống quá nhiều", "uống nhiều quá", "uống quá liều",
 _FEELING_RE = re.compile(r"\b(?:dang bi|bi|thay|gio bi)\s+(?!sao\b|gi\b|lam sao\b|the nao\b|nhu the nao\b|ngo doc\b)\w+")
 _TAKEN_MARKERS = ("đã", "vừa", "rồi", "lỡ", "nhầm", "lộn", "mới uống", "vừa uống", "lúc nãy", "hồi nãy", "sáng nay",
                   "tối qua", "hôm qua", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nuốt")
+# "uống một lúc 8 viên", "uống liền 10 viên": taken at once (a question "… được không" is excluded above).
+_AT_ONCE = ("một lúc", "cùng một lúc", "uống liền", "một lần hết", "một hơi")
+_WHAT_NOW = ("giờ phải làm sao", "phải làm sao", "làm sao bây giờ", "giờ làm sao", "giờ phải làm gì",
+             "làm gì bây giờ", "có sao không bây giờ")
 _HYPOTHETICAL_MARKERS = ("nếu", "lỡ như", "nhỡ như", "giả sử", "trường hợp", "lỡ mà")
 
 EMERGENCY_SIGNS = (
@@ -89,6 +94,11 @@ _HISTORY_MARKERS = ("từng", "tiền sử", "trước đây", "hồi trước",
 _NOW_STRONG = ("đang", "bây giờ", "vừa", "tự nhiên", "đột ngột", "đột nhiên", "hiện giờ", "lúc này", "cấp cứu")
 
 
+# "50 viên có đủ không?": asking whether a large number of tablets is *enough* asks for a lethal amount.
+_ENOUGH_WORDS = ("có đủ không", "đủ không", "có đủ", "đủ chưa", "là đủ", "thì đủ")
+LETHAL_ENOUGH_COUNT = 10
+
+
 def is_self_harm(text: str) -> bool:
     """Intent to harm or kill oneself, stated or asked as "how many tablets to die"."""
     strong = tuple(p for p in SELF_HARM_PHRASES if p not in _WEAK_SELF_HARM)
@@ -99,6 +109,9 @@ def is_self_harm(text: str) -> bool:
         return True
     if has_phrase(text, _AMBIGUOUS_SELF_HARM):
         return not has_phrase(text, _SOMEONE_ELSE)
+    count = count_taken(text)
+    if count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT) and has_phrase(text, _ENOUGH_WORDS):
+        return True
     if has_phrase(text, ("cho xong",)) and not has_phrase(text, ("cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "bao nhiêu viên")):
         return False  # "uống cho xong đợt kháng sinh"
     return has_phrase(text, _WEAK_SELF_HARM) and (
@@ -108,6 +121,11 @@ def is_self_harm(text: str) -> bool:
 
 # "Bé uống cả vỉ rồi, làm sao cho xong?": said of someone who took it, "cho xong" is not intent.
 _SOMEONE_ELSE_TOOK = ("bé nhà", "con tôi", "con em", "cháu tôi", "thằng bé", "con bé")
+
+
+def asks_a_quantity(text: str) -> bool:
+    """Any amount asked for — tablets, units, mg, a dose — whatever the question is about."""
+    return has_phrase(text, (*_QUANTITY_WORDS, "liều", "mấy lần", "mấy đơn vị", "bao nhiêu mg", "bao nhiêu ml"))
 
 
 def is_overdose_taken(text: str) -> bool:
@@ -123,9 +141,12 @@ def is_overdose_taken(text: str) -> bool:
         return False
     if has_phrase(text, _TAKEN_MARKERS):
         return True
-    # "uống 6 viên trong vòng 2 tiếng, giờ buồn nôn": taken, and feeling it now
-    return has_phrase(text, ("trong vòng", "giờ thấy", "giờ bị", "giờ buồn nôn", "giờ chóng mặt", "giờ mệt")) \
-        and not has_phrase(text, ("được không", "có được", "có nên", "nên không"))
+    if has_phrase(text, _WHAT_NOW):
+        return True  # "uống 15 viên tramadol để giảm đau, giờ phải làm sao"
+    # "uống một lúc 8 viên"; "uống 6 viên trong vòng 2 tiếng, giờ buồn nôn": taken, and feeling it now
+    return has_phrase(text, ("trong vòng", "giờ thấy", "giờ bị", "giờ buồn nôn", "giờ chóng mặt", "giờ mệt",
+                             *_AT_ONCE)) \
+        and not has_phrase(text, ("được không", "có được", "có nên", "nên không", "có đủ"))
 
 
 def is_emergency(text: str, has_sign: bool | None = None) -> bool:
