@@ -115,7 +115,7 @@ def _demo(results: dict[str, Any]) -> list[str]:
     lines = [f"## Latency per route and per offline turn — demo formulary ({demo['drugs']} drugs, {demo['chunks']:,} chunks)", ""]
     lines += [
         "The app's configuration: on-disk embedded Qdrant (`QdrantClient(path=…)`, exact lookup on), SQLite "
-        "conversations, JSONL traces, rule-based understanding, lexical rerank, extractive answers. Each question is "
+        "conversations, JSONL traces, learned understanding (the default), lexical rerank, extractive answers. Each question is "
         f"a fresh conversation, asked {demo['repeats']}×, after one warm-up turn per route. *Turn* = `RagAgent.handle` "
         "end to end; *route* = the time spent inside `RetrievalService` for that turn (for clarify: understanding + "
         "routing, since nothing is retrieved). A turn is filed under the route it actually took.", "",
@@ -302,7 +302,7 @@ def _quality(results: dict[str, Any]) -> list[str]:
     sr = q["section_routing"]
     lines = ["## Quality beside speed", "", f"### Which section answers the question? ({sr['source']})", ""]
     a = sr["agent_section_route"]
-    rows = [["**section route as the agent runs it** (rule-based understanding → payload filter; hit = right drug "
+    rows = [["**section route as the agent runs it** (learned understanding → payload filter; hit = right drug "
              "and section, answered)", a["hit@1"], "–", a["ms"]["p50"], a["ms"]["p95"]]]
     names = {
         "payload_filter": "payload filter given the labelled section (exact by construction: its 1.0 is not a result)",

