@@ -126,6 +126,8 @@ SECTION_PHRASES: dict[str, tuple[str, ...]] = {
     "do_on_dinh_va_bao_quan": (
         "độ ổn định và bảo quản", "bảo quản", "độ ổn định", "hạn dùng", "nhiệt độ bảo quản",
         "cất giữ", "cất ở đâu", "để tủ lạnh", "tủ lạnh", "để được bao lâu", "bao lâu sau khi pha", "pha xong",
+        "sau khi mở", "đã mở nắp", "mở nắp", "đã mở", "khi đã mở", "giữ được bao lâu", "để được mấy ngày",
+        "giữ được mấy ngày",
     ),
     "qua_lieu_va_xu_tri": (
         "quá liều và xử trí", "quá liều", "ngộ độc", "uống quá nhiều", "dùng quá nhiều",

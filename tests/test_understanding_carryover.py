@@ -117,3 +117,10 @@ def test_with_what_is_taken_when_the_new_drug_is_also_prescribed():
     _, frame = applied("with_what_is_taken", prior,
                        "Bác sĩ kê thêm fluconazol, có kỵ với thuốc tôi đang dùng không?")
     assert frame.turn_type is TurnType.INTERACTION and frame.drugs == ["warfarin", "fluconazol"]
+
+
+def test_may_i_take_a_new_drug_while_taking_one_is_an_interaction():
+    prior = QueryFrame(turn_type=TurnType.DRUG_ATTRIBUTE, drugs=["warfarin"],
+                       patient=PatientFacts(current_medications=["warfarin"]))
+    _, frame = applied("with_what_is_taken", prior, "Đau lưng quá, uống naproxen có được không?")
+    assert frame.turn_type is TurnType.INTERACTION and frame.drugs == ["warfarin", "naproxen"]

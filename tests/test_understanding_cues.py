@@ -168,3 +168,24 @@ def test_a_named_section_wins_over_an_interaction_with_no_second_drug():
     ok, frame = fires("section_named", "Tôi đang dùng metformin. Metformin có tác dụng phụ gì?",
                       turn_type=TurnType.INTERACTION, section="tuong_tac_thuoc")
     assert ok and (frame.turn_type, frame.section_key) == (TurnType.DRUG_ATTRIBUTE, "tac_dung_khong_mong_muon")
+
+
+def test_which_drug_does_an_effect_is_a_relation_not_an_indication():
+    from duocthu.understanding.cues import _reverse_relation
+    assert _reverse_relation("thuoc nao lam tang can")[1] is ConditionRelation.CAUSES
+    assert _reverse_relation("thuốc nào làm hết đau bụng kinh")[1] is not ConditionRelation.CAUSES
+
+
+def test_product_dose():
+    ev = evidence("Viên kết hợp losartan/hydrochlorothiazid 50/12,5 uống ngày mấy viên?", "interaction")
+    frame = base_frame(ev, TurnType.INTERACTION, "tuong_tac_thuoc")
+    cue = cue_by_id("product_dose")
+    if frame.products and any(p.uncovered for p in frame.products):
+        assert cue.applies(ev, frame) and cue.effect(ev, frame).turn_type is TurnType.DOSING_CALC
+    assert not cue.applies(evidence("Augmentin có tác dụng phụ gì?"), base_frame(evidence("Augmentin có tác dụng phụ gì?"),
+                                                                                  TurnType.DRUG_ATTRIBUTE, None))
+
+
+def test_asking_what_a_drug_causes_reads_the_side_effects_even_for_an_effect_the_lexicon_lacks():
+    ok, frame = fires("asks_effect", "Amlodipin có gây sưng mắt cá chân không?", p=0.3)
+    assert ok and frame.section_key == "tac_dung_khong_mong_muon"

@@ -71,3 +71,10 @@ def test_ordinary_words_are_not_drugs():
 def test_other_drug_terms_include_spellings():
     terms = demo_entities().resolver.other_drug_terms(["sildenafil"])
     assert terms[0] == "sildenafil" and len(terms) >= 1
+
+
+def test_a_combination_written_out_with_a_component_not_in_the_book_is_one_product():
+    from tests.understanding_helpers import demo_entities
+    resolution = demo_entities().resolver.resolve("Viên phối hợp metformin + sitagliptin uống thế nào?")
+    assert resolution.products and resolution.products[0].uncovered == ("sitagliptin",)
+    assert not demo_entities().resolver.resolve("Metformin uống cùng gliclazid được không?").products

@@ -101,3 +101,8 @@ def test_a_drug_after_when_is_the_cause_of_the_reaction_not_the_question():
 
 def test_a_class_reacted_to_in_childhood_is_an_allergy():
     assert "penicilin" in facts("Hồi nhỏ tôi tiêm penicilin bị nổi mề đay khắp người").allergies
+
+
+def test_a_medicine_used_habitually_is_a_medicine_taken():
+    f = facts("Bố tôi hay uống aspirin, giờ đau răng dùng ibuprofen được không?")
+    assert f.current_medications == ("acid_acetylsalicylic",)

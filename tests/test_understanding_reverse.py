@@ -61,3 +61,16 @@ def test_the_book_s_name_and_the_verb_of_killing_a_germ_are_not_the_condition():
 
 def test_asking_for_relief_is_not_a_condition():
     assert split("Bị viêm họng thì uống thuốc gì cho đỡ?") == ("viêm họng", [])
+
+
+def test_a_number_that_qualifies_the_condition_is_kept():
+    assert split("Bị đái tháo đường typ 1 thì dùng thuốc gì?")[0] == "đái tháo đường typ 1"
+
+
+def test_a_question_typed_without_accents_splits_at_the_same_words():
+    condition, patient = split("nguoi bi suy than thi uong thuoc gi tri gut")
+    assert condition == "gut" and "suy thận" in patient
+
+
+def test_no_typed_as_ko_is_not_part_of_the_condition():
+    assert split("co thuoc nao tri ho ko")[0] == "ho"

@@ -109,3 +109,7 @@ def test_many_at_once_or_what_now_is_an_overdose_taken(text):
 
 def test_a_quantity_asked_at_once_is_a_question_not_an_overdose():
     assert not is_overdose_taken("Uống 6 viên một lúc được không?")
+
+
+def test_a_wish_for_a_painless_death_is_a_crisis():
+    assert is_self_harm("Uống gì để được chết êm, không ai biết?")

@@ -179,9 +179,15 @@ def _with_what_is_taken(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) 
     với thuốc tôi đang dùng không?": the newly prescribed drug is asked, the earlier ones are what is taken)."""
     taken = prior.patient.current_medications or frame.patient.current_medications
     asked = [d for d in frame.drugs if d not in taken]
+    # "Tôi bị viêm họng, uống amoxicilin có được không?" from a patient who said they take methotrexat:
+    # whether they *can* take it is, first of all, whether it goes with what they take.
+    may_i = has_phrase(ev.text, MAY_I_TAKE) and "section_named" not in frame.cues and bool(prior.patient.current_medications)
     return (len(asked) == 1 and len(frame.drugs) == 1 and bool(taken)
             and frame.turn_type in DRUG_QUESTIONS
-            and (has_phrase(ev.text, TOGETHER_WORDS) or has_phrase(ev.text, TAKEN_REFERENCES)))
+            and (has_phrase(ev.text, TOGETHER_WORDS) or has_phrase(ev.text, TAKEN_REFERENCES) or may_i))
+
+
+MAY_I_TAKE = ("có được không", "được không", "uống được không", "dùng được không", "có sao không", "có nên")
 
 
 CARRY_OVER: tuple[CarryRule, ...] = (

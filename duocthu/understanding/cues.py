@@ -41,7 +41,7 @@ INTERACTION_WORDS = ("với", "cùng", "chung", "kèm", "kết hợp", "phối h
 VAGUE_SECOND_DRUG = ("thuốc kia", "thuốc khác", "cái thuốc", "viên thuốc", "mấy viên thuốc", "thuốc bác sĩ kê",
                      "một loại thuốc", "loại thuốc khác", "bác sĩ có kê", "bác sĩ kê cho",
                      "thuốc đang uống", "loại thuốc kia", "thuốc kia nữa", "thuốc hôm qua", "thuốc của tôi",
-                     "thuốc tôi đang uống", "thuốc đó")
+                     "thuốc tôi đang uống", "thuốc đó", "thuốc ấy", "thuốc đấy", "cái thuốc ấy", "thuốc nọ")
 WHOLE_SECTION = ("toàn bộ", "đầy đủ", "tất cả", "nguyên văn", "cả mục")
 QUANTITY_WORDS = ("bao nhiêu viên", "mấy viên", "mấy ml", "mấy gói", "tính liều", "uống bao nhiêu", "dùng bao nhiêu",
                   "bao nhiêu mg", "mấy mg", "mấy thìa", "bao nhiêu ml", "mấy giọt", "mấy nhát", "bao nhiêu gói")
@@ -123,10 +123,15 @@ def _has_book_drug(ev: TurnEvidence, frame: QueryFrame) -> bool:
     return bool(frame.drugs or frame.patient.current_medications)
 
 
+PRODUCT_DOSE_WORDS = ("liều", "mấy viên", "mấy lần", "bao nhiêu viên", "uống mấy", "ngày mấy", "mấy ml")
+# "thuốc nào làm buồn ngủ": which drugs *do* it — an effect, unless what they do is a treatment.
+WHICH_DRUG_DOES = ("thuốc nào làm", "thuốc gì làm", "thuốc nào khiến", "thuốc gì khiến")
+
+
 def _reverse_relation(text: str) -> tuple[TurnType, ConditionRelation]:
     if has_phrase(text, CONTRAINDICATION_CUES):
         return TurnType.CONDITION_TO_DRUG, ConditionRelation.CONTRAINDICATION
-    if has_phrase(text, CAUSES_CUES):
+    if has_phrase(text, CAUSES_CUES) or (has_phrase(text, WHICH_DRUG_DOES) and not has_phrase(text, THERAPEUTIC_EFFECTS)):
         return TurnType.CONDITION_RELATION, ConditionRelation.CAUSES
     if has_phrase(text, CAUTION_CUES):
         return TurnType.CONDITION_TO_DRUG, ConditionRelation.CAUTION
@@ -158,7 +163,9 @@ def _asks_effect(ev: TurnEvidence, frame: QueryFrame) -> bool:
     intent = ev.intent
     confident_elsewhere = intent is not None and intent.section not in (None, "tac_dung_khong_mong_muon") \
         and intent.section_p >= NAMED_SECTION_YIELDS_TO
-    return bool(ev.conditions) and not confident_elsewhere
+    # "có gây rụng tóc không": a question about what the drug causes even when the lexicon (built
+    # from indications and contraindications) does not know the effect named.
+    return (bool(ev.conditions) or has_phrase(ev.text, ("có gây", "gây ra"))) and not confident_elsewhere
 
 
 THERAPEUTIC_EFFECTS = ("hạ sốt", "giảm đau", "hạ huyết áp", "hạ áp", "giảm ho", "hết đau", "khỏi", "giảm viêm",
@@ -346,6 +353,13 @@ CUE_TABLE: tuple[Cue, ...] = (
         _vague_second,
         lambda ev, f: _update(f, "vague_second_drug", turn_type=TurnType.INTERACTION, section_key="tuong_tac_thuoc",
                               needs_clarify=True, clarify_reason="unresolved_second_drug")),
+    Cue("product_dose", "a dose of a combination whose components the book does not all cover ('X/Y 5/80 mg "
+        "uống mấy lần')", "dosing (row 20 then names the uncovered component, no dose)",
+        "a combination is not dosed as the component the book has, nor read as two drugs to combine",
+        lambda ev, f: any(p.uncovered for p in f.products) and has_phrase(ev.text, PRODUCT_DOSE_WORDS)
+        and f.turn_type in (TurnType.INTERACTION, TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW),
+        lambda ev, f: _update(f, "product_dose", turn_type=TurnType.DOSING_CALC, section_key="lieu_luong_va_cach_dung",
+                              needs_clarify=False, clarify_reason=None)),
     Cue("whole_section", "toàn bộ, đầy đủ, nguyên văn, cả mục", "the whole section, not a calculation",
         "a pharmacist asking for the whole dosing section is not asking a personal dose",
         lambda ev, f: has_phrase(ev.text, WHOLE_SECTION) and f.section_key is not None,

@@ -124,6 +124,11 @@ class ProductMatch:
     start: int = -1
 
 
+# A combination written out by its components: "X + Y", "X/Y", "viên phối hợp X và Y".
+_ADHOC_COMBINATION_RE = re.compile(r"[a-z]\s*\+\s*[a-z]|[a-z]{3,}/[a-z]{3,}|\b(?:vien|thuoc|dang|che pham) "
+                                   r"(?:phoi hop|ket hop)\b")
+
+
 @dataclass(frozen=True)
 class AmbiguousMention:
     surface: str
@@ -315,6 +320,13 @@ class DrugResolver:
                 continue
             taken[i] = True
         mentions.sort(key=lambda m: m.start)
+        if not products and unknown and mentions and _ADHOC_COMBINATION_RE.search(fold(text)):
+            # "viên phối hợp metformin + glibenclamid", "amlodipin/valsartan 5/80": one product whose
+            # components the book does not all cover — never dosed as the one the book has.
+            names = [m.surface for m in sorted(mentions, key=lambda m: m.start)] + [u.name for u in unknown]
+            products.append(ProductMatch(" + ".join(names), " + ".join(names),
+                                         tuple(dict.fromkeys(m.drug_id for m in mentions)),
+                                         tuple(dict.fromkeys(u.name for u in unknown)), min(m.start for m in mentions)))
         unique: list[DrugMention] = []
         for mention in mentions:
             if all(m.drug_id != mention.drug_id for m in unique):

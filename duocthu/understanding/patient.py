@@ -50,7 +50,8 @@ CURRENT_MEDICATION_CUES = (
     "vẫn uống", "vẫn dùng", "đang xài", "uống hằng ngày", "uống hàng ngày", "dùng hằng ngày", "dùng hàng ngày",
     "đang được kê", "bác sĩ kê", "được bác sĩ kê", "đang tiêm", "đang điều trị", "khi đang dùng", "khi đang uống",
     "trong khi đang dùng", "đang phải dùng", "đang phải uống", "uống thường xuyên", "dùng thường xuyên",
-    "đang truyền", "đang được truyền", "đang được tiêm",
+    "đang truyền", "đang được truyền", "đang được tiêm", "hay dùng", "hay uống", "thường dùng", "thường uống",
+    "vẫn hay dùng", "vẫn hay uống",
 )
 # "dị ứng penicillin", "mẫn cảm với aspirin": what the patient must not be given again. "Hồi trước uống
 # aspirin thì bị lên cơn hen": a past reaction, not a medicine taken now nor the one asked about.

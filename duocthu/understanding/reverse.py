@@ -55,7 +55,7 @@ CHATTER = (
     "bây giờ", "giờ", "mọi người", "cả nhà", "ơi", "nhỉ", "nha", "nhé", "với", "thôi", "ạ", "vậy", "à",
     "khỏi", "cho khỏi", "nhanh khỏi", "cho nhanh khỏi", "cho hết", "liệt kê", "kể tên", "này", "lên cơn",
     "hiệu quả", "nhanh", "ngay", "luôn", "ra sao", "như thế nào", "lại", "cũng", "cho tôi biết", "biết",
-    "kiểu gì ấy", "ấy", "quá", "bằng", "bằng gì", "bằng thuốc gì",
+    "kiểu gì ấy", "ấy", "quá", "bằng", "bằng gì", "bằng thuốc gì", "ko", "hok", "hông", "hem",
 )
 
 
@@ -166,11 +166,20 @@ def _strip_scaffolding(
     for start, end in drug_spans(text):
         for i in range(start, end):
             drop[i] = True
-    kept = [w for w, d in zip(raw, drop, strict=True) if not d and not w.isdigit()]
+    kept: list[str] = []
+    for word, dropped in zip(raw, drop, strict=True):
+        # A number is scaffolding ("2 tuổi", "3 ngày") unless it qualifies the condition ("typ 2", "độ 3").
+        if not dropped and (not word.isdigit() or (kept and fold(kept[-1]) in _NUMBERED_QUALIFIERS)):
+            kept.append(word)
     return " ".join(kept).strip() or None
 
 
+_NUMBERED_QUALIFIERS = frozenset({"typ", "type", "tip", "do", "doan", "nhom", "cap", "loai"})
+
+
 _PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thì|mà|nhưng|kèm theo|kèm|đồng thời|bị|lên cơn)\b", re.IGNORECASE)
+# The same words typed without any diacritic (the whole question unaccented): "thi", "bi" break too.
+_UNACCENTED_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thi|nhung|kem theo|kem|dong thoi|bi|len con)\b", re.IGNORECASE)
 _PATIENT_OPENERS = ("người", "bệnh nhân", "người bệnh", "ở người", "cho người", "cho bệnh nhân", "ở bệnh nhân",
                     "người có", "người có tiền sử", "có tiền sử", "tiền sử", "người đang", "người mắc", "bé",
                     "trẻ", "con tôi", "bà bầu", "phụ nữ có thai", "mẹ tôi", "bố tôi", "ba tôi", "ông tôi", "bà tôi")
@@ -185,7 +194,8 @@ def split_conditions(
     normalized = normalize(text)
     pieces: list[tuple[str, str]] = []  # (joiner before the piece, piece)
     position, joiner = 0, ""
-    for match in _PIECE_BREAK_RE.finditer(normalized):
+    breaks = _PIECE_BREAK_RE if fold(normalized) != normalized.lower() else _UNACCENTED_PIECE_BREAK_RE
+    for match in breaks.finditer(normalized):
         pieces.append((joiner, normalized[position : match.start()].strip()))
         joiner, position = fold(match.group(0)).strip(), match.end()
     pieces.append((joiner, normalized[position:].strip()))

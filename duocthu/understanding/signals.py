@@ -35,6 +35,8 @@ SELF_HARM_PHRASES = (
     "cuộc sống vô nghĩa", "hết muốn sống", "quyên sinh", "tự vẫn", "tự kết liễu", "không muốn tồn tại",
     "muốn được giải thoát", "tìm cách giải thoát", "xong đời", "chết cho rảnh", "chết cho nhẹ",
     "kết thúc tất cả", "kết thúc mọi thứ", "chấm dứt mọi thứ", "kết thúc mọi chuyện", "chấm dứt mọi chuyện",
+    "ra đi nhẹ nhàng", "ra đi thanh thản", "ra đi không đau", "chết nhẹ nhàng", "chết không đau", "chết êm",
+    "chết thanh thản",
 )
 # "thì chết", "để chết" only count with a quantity question or a first-person wish (see is_self_harm).
 _WEAK_SELF_HARM = ("thì chết", "để chết", "sẽ chết", "cho chết", "liều gây chết", "liều chết người", "liều tử vong",
