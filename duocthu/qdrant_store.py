@@ -313,11 +313,12 @@ class QdrantStore:
             self._indication_pool_collection = served
         return self._indication_pool
 
-    def find_by_indication(self, indication: str, limit: int | None = None) -> list[Hit]:
+    def find_by_indication(self, indication: str, limit: int | None = None, typed_with_accents: bool = False) -> list[Hit]:
         """``chi_dinh`` chunks naming the indication as a contiguous, word-anchored phrase.
 
         Not a substring and not a token subset. Score ``1 + 1/(1+position) + 1/(1 + words/40)``
-        rewards an early, concise mention.
+        rewards an early, concise mention. ``typed_with_accents``: the user typed the question with its
+        diacritics, so a word typed without any ("ho") means exactly that word, not "hỗ" or "hộ".
         """
         phrase = folded_words(indication)
         typed = words(indication)
@@ -330,7 +331,7 @@ class QdrantStore:
                 continue
             if len(book_words) == len(tokens) and len(typed) == len(phrase):
                 # Accents count where the user typed them: "bệnh than" (anthrax) is not "bệnh thận".
-                position = find_phrase_in_book_words(book_words, typed)
+                position = find_phrase_in_book_words(book_words, typed, typed_with_accents)
                 if position < 0:
                     continue
             score = 1 + 1 / (1 + position) + 1 / (1 + len(tokens) / 40)

@@ -103,17 +103,28 @@ def _letters_and_marks(word: str) -> tuple[str, tuple[str, ...]]:
     return letters, tuple(sorted(c for c in decomposed if unicodedata.combining(c)))
 
 
-def find_phrase_in_book_words(book: Sequence[str], typed: Sequence[str]) -> int:
+def typed_with_accents(text: str) -> bool:
+    """Whether the user types Vietnamese with its diacritics (most words carry them), so that a word
+    typed without any is meant without them ("ho" is a cough, not "hỗ")."""
+    tokens = words(text)
+    accented = sum(has_diacritics(t) for t in tokens)
+    return accented >= 2 and accented >= 0.5 * len(tokens)
+
+
+def find_phrase_in_book_words(book: Sequence[str], typed: Sequence[str], typed_with_accents: bool = False) -> int:
     """Position of the user's ``typed`` words in the book's words, or -1.
 
     Each word is compared with :func:`token_matches`; and a user who put the accents on every
     other accented word of the phrase typed this one as meant: "bệnh than" (anthrax) is not
-    "bệnh thận", while "benh than" may be either.
+    "bệnh thận", while "benh than" may be either. ``typed_with_accents`` (the whole question had
+    them): every word as typed.
     """
     n = len(typed)
     for start in range(len(book) - n + 1):
         span = book[start : start + n]
         if not all(token_matches(typed[i], span[i]) for i in range(n)):
+            continue
+        if typed_with_accents and any(_letters_and_marks(typed[i]) != _letters_and_marks(span[i]) for i in range(n)):
             continue
         accented = [i for i in range(n) if has_diacritics(span[i])]
         bare = [i for i in accented if not has_diacritics(typed[i])]

@@ -197,3 +197,9 @@ def test_bad_input_types_and_sizes(fixture_retrieval, parts):
     assert agent.handle("", "c").reason == "empty_input"
     assert agent.handle(None, "c").reason == "invalid_input"  # type: ignore[arg-type]
     assert agent.handle("a" * 100_000, "c").reason == "input_too_long"
+
+
+def test_a_section_the_monograph_does_not_have_is_said_to_be_absent(demo_runtime):
+    reply = demo_runtime.agent.handle("Metformin có tương kỵ với dịch truyền nào không?", "absent-section").to_json_dict()
+    assert reply["outcome"] == "abstain" and "không có mục «Tương kỵ»" in reply["answer"]
+    assert "Chỉ định của Metformin" in reply["quick_replies"]

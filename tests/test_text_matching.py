@@ -15,3 +15,11 @@ def test_a_user_who_types_accents_meant_the_unaccented_word():
     assert find_phrase_in_book_words(book, words("bệnh than")) == -1
     assert find_phrase_in_book_words(book, words("benh than")) == 0
     assert find_phrase_in_book_words(book, words("bệnh thận")) == 0
+
+
+def test_a_question_typed_with_accents_means_its_unaccented_words_as_typed():
+    from duocthu.text import typed_with_accents
+    assert typed_with_accents("Đang bị ho thì uống thuốc gì?") and not typed_with_accents("dang bi ho thi uong gi")
+    book = words("Hỗ trợ điều trị")
+    assert find_phrase_in_book_words(book, words("ho"), typed_with_accents=True) == -1
+    assert find_phrase_in_book_words(book, words("ho")) == 0

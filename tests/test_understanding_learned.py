@@ -134,3 +134,8 @@ def test_a_one_word_condition_is_looked_up_through_the_book_s_narrower_phrases()
     lexicon = demo_entities().lexicon
     alternatives = indication_alternatives("bệnh lậu", lexicon)
     assert any(a.lower().startswith("lậu") for a in alternatives) and "lậu" not in alternatives
+
+
+def test_prevention_is_also_looked_up_by_the_condition_alone():
+    lexicon = demo_entities().lexicon
+    assert "hen phế quản" in indication_alternatives("phòng ngừa hen phế quản", lexicon)

@@ -74,3 +74,12 @@ def test_a_question_typed_without_accents_splits_at_the_same_words():
 
 def test_no_typed_as_ko_is_not_part_of_the_condition():
     assert split("co thuoc nao tri ho ko")[0] == "ho"
+
+
+def test_unaccented_dang_is_not_the_filler_dang():
+    assert split("thuoc nao tri viem khop dang thap")[0] == "viem khop dang thap"
+    assert split("Đang bị đau họng thì uống thuốc gì?")[0] == "đau họng"
+
+
+def test_the_list_asked_for_is_not_part_of_the_condition():
+    assert split("Thuốc chữa gút gồm những thuốc nào?")[0] == "gút"

@@ -43,7 +43,8 @@ from duocthu.retrieval.safety import (
     screen_patient,
 )
 from duocthu.retrieval.service import RetrievalService
-from duocthu.text import content_words, find_phrase, fold, folded_words
+from duocthu.sections import SECTION_TITLES
+from duocthu.text import content_words, find_phrase, fold, folded_words, typed_with_accents
 from duocthu.trace import TraceWriter
 from duocthu.types import Hit, Outcome
 from duocthu.understanding.base import QueryUnderstander
@@ -253,6 +254,15 @@ class RagAgent:
             return self._contraindicated(frame, screen)
         decision = decide([*hits, *screen.hits])
         if decision.outcome is Outcome.ABSTAIN:
+            missing = [d for d in frame.drugs[:MAX_DRUGS_PER_TURN] if section
+                       and not self.retrieval.store.find_by_section(d, section)]
+            if missing and decision.reason == "parent_hydration_failed" and section:
+                # "Metformin tương kỵ với gì?": the monograph has no such section — say so, and offer its others.
+                names = ", ".join(self._display.get(d, d) for d in missing)
+                return TurnResult("abstain", decision.reason, msg.section_absent_message(names, SECTION_TITLES[section]),
+                                  quick_replies=tuple(f"{title} của {names}" for title in msg.OTHER_SECTION_TITLES
+                                                      if title != SECTION_TITLES[section]),
+                                  route=route_name, steps=tuple(steps), failures=tuple(failures))
             return TurnResult("abstain", decision.reason, msg.abstain_message(decision.reason),
                               route=route_name, steps=tuple(steps), failures=tuple(failures))
         reason = "contraindicated_for_patient" if contraindicated else decision.reason
@@ -381,7 +391,8 @@ class RagAgent:
     ) -> TurnResult:
         indication = frame.indication or frame.condition or ""
         result = self.retrieval.retrieve_by_indication(indication, policy=policy,
-                                                       alternatives=frame.indication_alternatives)
+                                                       alternatives=frame.indication_alternatives,
+                                                       typed_with_accents=typed_with_accents(text))
         steps = list(result.steps)
         if not result.candidates:
             return TurnResult("abstain", "no_indication_evidence", msg.abstain_message("no_indication_evidence"),

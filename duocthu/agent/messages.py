@@ -209,6 +209,16 @@ def abstain_message(
     return text + (f" ({detail})" if detail and reason in ("understanding_unavailable", "backend_unavailable") else "")
 
 
+OTHER_SECTION_TITLES = ("Chỉ định", "Liều lượng và cách dùng", "Chống chỉ định", "Tác dụng không mong muốn (ADR)")
+
+
+def section_absent_message(drug_names: str, section_title: str) -> str:
+    return (
+        f"Chuyên luận {drug_names} trong Dược thư (bản demo) không có mục «{section_title}». Điều này không có "
+        "nghĩa là không có thông tin hay thuốc là an toàn; hãy hỏi dược sĩ. Các mục khác của thuốc: chọn bên dưới."
+    )
+
+
 def no_interaction_message(names: list[str]) -> str:
     joined = " và ".join(names)
     return (

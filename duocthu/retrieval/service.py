@@ -166,6 +166,7 @@ class RetrievalService:
     # -- reverse lookup ------------------------------------------------------------------------
     def retrieve_by_indication(
         self, indication: str, policy: EvidencePolicy | None = None, alternatives: Sequence[str] = (),
+        typed_with_accents: bool = False,
     ) -> IndicationResult:
         """Keyword first; the book's words for the condition (``alternatives``) next; dense last."""
         policy = policy or self.policy
@@ -174,12 +175,14 @@ class RetrievalService:
         pool: list[Hit] = []
         used = "none"
         if mode in ("keyword_then_dense", "keyword"):
-            pool = self.store.find_by_indication(indication, limit=policy.indication_retrieval_limit)
+            pool = self.store.find_by_indication(indication, limit=policy.indication_retrieval_limit,
+                                                 typed_with_accents=typed_with_accents)
             steps.append(f"find_by_indication({indication!r}) → {len(pool)} chunks")
             used = "keyword" if pool else used
             if not pool and alternatives and policy.indication_synonyms == "fallback":
                 for alternative in alternatives:
-                    pool += [h for h in self.store.find_by_indication(alternative, limit=policy.indication_retrieval_limit)
+                    pool += [h for h in self.store.find_by_indication(alternative, limit=policy.indication_retrieval_limit,
+                                                                      typed_with_accents=typed_with_accents)
                              if h.doc_id not in {p.doc_id for p in pool}]
                 steps.append(f"find_by_indication(synonyms {list(alternatives)[:4]}…) → {len(pool)} chunks")
                 used = "synonyms" if pool else used

@@ -34,6 +34,7 @@ CAUSES_CUES = ("gây", "gây ra", "làm tăng", "làm nặng", "dẫn đến", "
                "làm hạ", "gây hại", "có hại cho", "dễ bị", "uống vào bị", "uống vào thì bị", "dùng vào bị",
                "dùng vào thì bị", "khiến", "gây nên", "tăng lên")
 CONTRAINDICATION_CUES = ("chống chỉ định", "không được dùng", "cấm dùng", "không được uống", "không nên dùng",
+                         "cần tránh", "nên tránh", "phải tránh", "kiêng những thuốc", "kiêng thuốc",
                          "không nên uống", "kiêng", "tránh dùng", "phải tránh")
 CAUTION_CUES = ("thận trọng", "cần thận trọng", "lưu ý", "cẩn thận")
 INTERACTION_WORDS = ("với", "cùng", "chung", "kèm", "kết hợp", "phối hợp", "và", "cùng lúc", "cùng với", "kỵ", "kị",
@@ -72,7 +73,9 @@ SECTION_NAMES: dict[str, tuple[str, ...]] = {
     "tuong_tac_thuoc": ("tương tác thuốc", "tương tác", "kỵ với", "kị với", "kỵ thuốc", "kị thuốc"),
     "tuong_ky": ("tương kỵ", "tương kị", "trộn chung", "pha chung", "truyền chung", "pha cùng", "trộn lẫn",
                  "chung bơm tiêm", "chung dây truyền"),
-    "do_on_dinh_va_bao_quan": ("bảo quản", "độ ổn định", "cất giữ", "cất thuốc"),
+    "do_on_dinh_va_bao_quan": ("bảo quản", "độ ổn định", "cất giữ", "cất thuốc", "sau khi mở", "đã mở nắp", "mở nắp",
+                               "khi đã mở", "giữ được mấy ngày", "để được mấy ngày", "để được bao lâu",
+                               "giữ được bao lâu"),
     "qua_lieu_va_xu_tri": ("quá liều", "ngộ độc"),
     "thong_tin_quy_che": ("thông tin quy chế", "quy chế", "kê đơn", "thuốc gây nghiện", "hướng thần"),
 }

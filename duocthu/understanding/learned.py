@@ -252,7 +252,7 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
             if phrase != condition and len(words(form)) >= 1:
                 alternatives.append(phrase)
     causes = _cause_parts(condition, lexicon)
-    headless = _without_generic_head(condition)
+    headless = _without_generic_head(condition) or _without_head(condition, PURPOSE_HEADS)
     narrower = book_indication_starting_with(headless or condition, lexicon)
     bare = [headless] if headless and len(words(headless)) >= 2 else []
     return list(dict.fromkeys([*alternatives[:12], *book_indication_within(condition, lexicon), *causes, *bare,
@@ -260,12 +260,21 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
 
 
 # Words users put before a condition's name that the book leaves out ("mụn trứng cá", "bệnh lậu").
-GENERIC_HEADS = ("mụn", "bệnh", "chứng", "căn bệnh", "tình trạng", "cơn")
+GENERIC_HEADS = ("mụn", "bệnh", "chứng", "căn bệnh", "tình trạng", "cơn", "nổi", "bị")
+
+
+# What the drug should do, put before the condition ("dự phòng đau nửa đầu"): the book may name the
+# condition first ("Đau nửa đầu: dự phòng cơn …").
+PURPOSE_HEADS = ("dự phòng", "phòng ngừa", "phòng", "điều trị", "hỗ trợ điều trị")
 
 
 def _without_generic_head(condition: str) -> str | None:
+    return _without_head(condition, GENERIC_HEADS)
+
+
+def _without_head(condition: str, heads: tuple[str, ...]) -> str | None:
     tokens = words(condition)
-    for head in sorted(GENERIC_HEADS, key=lambda h: -len(words(h))):
+    for head in sorted(heads, key=lambda h: -len(words(h))):
         head_words = words(head)
         if len(tokens) > len(head_words) and all(token_matches(t.lower(), h) for t, h in zip(tokens, head_words, strict=False)):
             return " ".join(tokens[len(head_words):])

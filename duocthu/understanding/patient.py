@@ -51,7 +51,7 @@ CURRENT_MEDICATION_CUES = (
     "đang được kê", "bác sĩ kê", "được bác sĩ kê", "đang tiêm", "đang điều trị", "khi đang dùng", "khi đang uống",
     "trong khi đang dùng", "đang phải dùng", "đang phải uống", "uống thường xuyên", "dùng thường xuyên",
     "đang truyền", "đang được truyền", "đang được tiêm", "hay dùng", "hay uống", "thường dùng", "thường uống",
-    "vẫn hay dùng", "vẫn hay uống",
+    "vẫn hay dùng", "vẫn hay uống", "thỉnh thoảng dùng", "thỉnh thoảng uống", "lâu nay dùng", "lâu nay uống",
 )
 # "dị ứng penicillin", "mẫn cảm với aspirin": what the patient must not be given again. "Hồi trước uống
 # aspirin thì bị lên cơn hen": a past reaction, not a medicine taken now nor the one asked about.

@@ -39,14 +39,17 @@ REVERSE_FILLER = (
     "điều trị", "chữa", "trị", "cho", "bị", "người bị", "tôi bị", "em bị", "mình bị", "bé bị", "con bị",
     "người", "bệnh nhân", "có", "được", "chỉ định", "có chỉ định", "được chỉ định", "nên", "dùng",
     "uống", "thuốc", "không", "ạ", "vậy", "thì", "khi", "là", "những", "các", "nào", "gì", "loại",
-    "mà", "để", "hỏi", "cho hỏi", "xin hỏi", "tư vấn", "giúp", "tôi", "em", "mình", "hiện", "đang", "nhóm",
+    "mà", "để", "hỏi", "cho hỏi", "xin hỏi", "tư vấn", "giúp", "tôi", "em", "mình", "hiện", "nhóm",
     "gây", "gây ra", "làm tăng", "chống chỉ định", "thận trọng", "với", "trong", "và", "của", "thể",
     "mấy", "triệu chứng", "nhiều", "một số", "khi", "nên uống thuốc nào", "thuốc nào tốt",
     "bà bầu", "phụ nữ", "bà mẹ", "người lớn", "trẻ em", "bé", "con tôi", "cần", "hay", "tốt", "nhất", "ạ", "nhé",
     "kháng sinh nào", "kháng sinh gì", "loại kháng sinh nào", "kháng sinh", "được", "đc", "dc",
-    "trong dược thư", "dược thư", "trong sách", "trong sách thuốc",
+    "trong dược thư", "dược thư", "trong sách", "trong sách thuốc", "gồm những thuốc nào", "gồm những thuốc gì",
+    "bao gồm những thuốc nào", "gồm những", "gồm",
 )
 # Chatter removed only as typed with its diacritics: "đây" is not the "day" of "da day" (dạ dày).
+# Filler only as typed with its diacritics: "đang" (now) is not the "dang" of "viem khop dang thap" (dạng).
+FILLER_TYPED_WITH_DIACRITICS = frozenset({"đang"})
 CHATTER_TYPED_WITH_DIACRITICS = frozenset({"đây", "đi", "hoài", "mãi", "nào", "đó", "đỡ", "bớt"})
 # Informal talk around a condition ("mấy hôm nay cứ thấy …", "cho nhanh khỏi", "mọi người ơi"): never
 # part of a condition's name.
@@ -148,19 +151,16 @@ def _strip_scaffolding(
         target = words(phrase)
         n = len(target)
         for start in range(len(raw) - n + 1):
-            if not any(drop[start : start + n]) and all(
-                token_matches(raw[start + i], target[i]) for i in range(n)
-            ):
+            if all(token_matches(raw[start + i], target[i]) for i in range(n)):
                 for i in range(start, start + n):
                     drop[i] = True
 
     for phrase in sorted(set(REVERSE_FILLER) | (set(CHATTER) if chatter else set()), key=lambda f: len(words(f)),
                          reverse=True):
         mark(phrase)
-    if chatter:
-        for i, word in enumerate(raw):
-            if word.lower() in CHATTER_TYPED_WITH_DIACRITICS:
-                drop[i] = True
+    for i, word in enumerate(raw):
+        if word.lower() in FILLER_TYPED_WITH_DIACRITICS or (chatter and word.lower() in CHATTER_TYPED_WITH_DIACRITICS):
+            drop[i] = True
     for phrase in (*CURRENT_MEDICATION_CUES, *PREGNANCY_WORDS, *BREASTFEEDING_WORDS):
         mark(phrase)
     for start, end in drug_spans(text):
