@@ -113,3 +113,13 @@ def test_a_quantity_asked_at_once_is_a_question_not_an_overdose():
 
 def test_a_wish_for_a_painless_death_is_a_crisis():
     assert is_self_harm("Uống gì để được chết êm, không ai biết?")
+
+
+def test_stockpiling_tablets_is_a_crisis():
+    assert is_self_harm("Mình gom được 30 viên thuốc ngủ, cuối tuần sẽ dùng")
+    assert is_self_harm("để dành đủ 25 viên rồi, uống một lần cho xong luôn")
+
+
+def test_several_signs_together_are_an_emergency_without_a_now_word():
+    assert is_emergency("dau nguc du doi, va mo hoi, kho tho, uong aspirin duoc khong")
+    assert not is_emergency("Hồi trước tôi từng đau ngực, khó thở, vã mồ hôi; giờ uống aspirin được không")

@@ -37,6 +37,8 @@ SELF_HARM_PHRASES = (
     "kết thúc tất cả", "kết thúc mọi thứ", "chấm dứt mọi thứ", "kết thúc mọi chuyện", "chấm dứt mọi chuyện",
     "ra đi nhẹ nhàng", "ra đi thanh thản", "ra đi không đau", "chết nhẹ nhàng", "chết không đau", "chết êm",
     "chết thanh thản",
+    # Stockpiling tablets is a plan, whatever words come with it.
+    "tích được", "tích trữ thuốc", "gom được", "để dành được", "để dành đủ", "gom thuốc", "tích thuốc",
 )
 # "thì chết", "để chết" only count with a quantity question or a first-person wish (see is_self_harm).
 _WEAK_SELF_HARM = ("thì chết", "để chết", "sẽ chết", "cho chết", "liều gây chết", "liều chết người", "liều tử vong",
@@ -80,6 +82,7 @@ EMERGENCY_SIGNS = (
     "khó thở", "thở không nổi", "thở không được", "không thở được", "ngạt thở", "thở rít", "tím tái", "môi tím",
     "co giật", "lên cơn co giật", "giật kinh", "sưng môi", "sưng họng", "sưng lưỡi", "sưng mặt", "phù mặt",
     "môi sưng", "họng sưng", "lưỡi sưng", "mặt sưng", "thở khó", "cổ họng nghẹn", "nghẹn thở", "họng nghẹn",
+    "đau ngực dữ dội", "đau ngực trái", "vã mồ hôi", "lan lên cằm",
     "phù môi", "nôn ra máu", "ói ra máu", "ho ra máu", "đi ngoài ra máu", "phân đen", "chảy máu không cầm",
     "chảy máu không ngừng", "lơ mơ", "hôn mê", "bất tỉnh", "ngất xỉu", "ngất", "gọi không dậy", "lay không dậy",
     "không tỉnh", "méo miệng", "yếu nửa người", "liệt nửa người", "nói ngọng đột ngột", "đau đầu dữ dội",
@@ -114,10 +117,12 @@ def is_self_harm(text: str) -> bool:
     count = count_taken(text)
     if count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT) and has_phrase(text, _ENOUGH_WORDS):
         return True
-    if has_phrase(text, ("cho xong",)) and not has_phrase(text, ("cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "bao nhiêu viên")):
-        return False  # "uống cho xong đợt kháng sinh"
+    if has_phrase(text, ("cho xong",)) and not has_phrase(text, ("cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "bao nhiêu viên")) \
+            and not (count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT)):
+        return False  # "uống cho xong đợt kháng sinh" — but "40 viên … uống hết một lần cho xong" is a plan
+    many = count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT)
     return has_phrase(text, _WEAK_SELF_HARM) and (
-        has_phrase(text, _QUANTITY_WORDS) or has_phrase(text, ("tôi", "mình", "tao", "em", "muốn", "định"))
+        has_phrase(text, _QUANTITY_WORDS) or has_phrase(text, ("tôi", "mình", "tao", "em", "muốn", "định")) or many
     ) and not has_phrase(text, _DRUG_FACT_QUESTIONS) and not has_phrase(text, _SOMEONE_ELSE_TOOK)
 
 
@@ -160,6 +165,8 @@ def is_emergency(text: str, has_sign: bool | None = None) -> bool:
     sign = has_phrase(text, EMERGENCY_SIGNS) if has_sign is None else has_sign
     if not sign or has_phrase(text, _DRUG_FACT_QUESTIONS):
         return False
+    if sum(has_phrase(text, (s,)) for s in EMERGENCY_SIGNS) >= 3 and not has_phrase(text, _HISTORY_MARKERS):
+        return True  # several signs described together (chest pain spreading to the jaw, sweating …) are now
     if has_phrase(text, _HISTORY_MARKERS) and not has_phrase(text, _NOW_STRONG):
         return False  # a condition the patient has had ("từng bị co giật"), not an emergency now
     return has_phrase(text, _NOW_MARKERS)
