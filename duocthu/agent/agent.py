@@ -254,9 +254,9 @@ class RagAgent:
             return self._contraindicated(frame, screen)
         decision = decide([*hits, *screen.hits])
         if decision.outcome is Outcome.ABSTAIN:
-            missing = [d for d in frame.drugs[:MAX_DRUGS_PER_TURN] if section
-                       and not self.retrieval.store.find_by_section(d, section)]
-            if missing and decision.reason == "parent_hydration_failed" and section:
+            missing = [d for d in frame.drugs[:MAX_DRUGS_PER_TURN] if not self.retrieval.store.find_by_section(d, section)] \
+                if section and decision.reason == "parent_hydration_failed" else []
+            if section and missing:
                 # "Metformin tương kỵ với gì?": the monograph has no such section — say so, and offer its others.
                 names = ", ".join(self._display.get(d, d) for d in missing)
                 return TurnResult("abstain", decision.reason, msg.section_absent_message(names, SECTION_TITLES[section]),

@@ -13,6 +13,7 @@ from duocthu.agent import messages as msg
 from duocthu.agent.answering import Claim
 from duocthu.agent.reply import ClaimView
 from duocthu.retrieval.safety import FindingKind, SafetyFinding, SafetyScreen
+from duocthu.sections import SECTION_TITLES
 from duocthu.types import Hit, Outcome
 
 KIND_TITLES = {
@@ -24,6 +25,7 @@ KIND_TITLES = {
     FindingKind.BREASTFEEDING: "Thời kỳ cho con bú",
 }
 _KIND_ORDER = list(KIND_TITLES)
+_TITLES_BY_KIND = {kind.value: title for kind, title in KIND_TITLES.items()}
 SAFETY_HEADING = "⚠ Lưu ý cho trường hợp này"
 
 
@@ -52,11 +54,15 @@ class Citations:
         return "Nguồn:\n" + "\n".join(lines)
 
 
+def safety_title(kind: str, section_title: str) -> str:
+    """What the book calls a finding: an age group the dosing section declines is not a "Chống chỉ định"."""
+    if kind == FindingKind.AGE_LIMIT.value and section_title != SECTION_TITLES["chong_chi_dinh"]:
+        return f"Giới hạn tuổi ({section_title})"
+    return _TITLES_BY_KIND.get(kind, kind)
+
+
 def finding_title(finding: SafetyFinding) -> str:
-    """What the book calls it: an age group the dosing section declines is not a "Chống chỉ định"."""
-    if finding.kind is FindingKind.AGE_LIMIT and finding.hit.chunk.section_key != "chong_chi_dinh":
-        return f"Giới hạn tuổi ({finding.hit.chunk.section_title})"
-    return KIND_TITLES[finding.kind]
+    return safety_title(finding.kind.value, finding.hit.chunk.section_title)
 
 
 def ordered_findings(findings: Sequence[SafetyFinding]) -> list[SafetyFinding]:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from duocthu.agent.compose import KIND_TITLES, SAFETY_HEADING
+from duocthu.agent.compose import KIND_TITLES, SAFETY_HEADING, safety_title
 from duocthu.agent.messages import DEMO_NOTICE
 from duocthu.agent.reply import AgentReply, ClaimView, EvidenceView, SafetyView
 
@@ -26,8 +26,7 @@ RETRIEVAL_ONLY_LEAD = (
     "Các đoạn Dược thư (bản demo) tìm được, trích nguyên văn trong các thẻ nguồn dưới đây. "
     "Không có câu nào được tạo ra: hãy tự đọc và đối chiếu."
 )
-_KIND_TITLES = {kind.value: title for kind, title in KIND_TITLES.items()}
-_KIND_ORDER = list(_KIND_TITLES)
+_KIND_ORDER = [kind.value for kind in KIND_TITLES]
 PAGES = re.compile(r"tr\.\s*(\d+)(?:\s*[–-]\s*(\d+))?")
 _GUILLEMETS = re.compile(r"«(.+)»")
 
@@ -301,18 +300,12 @@ class _Builder:
         return tuple(frozen)
 
 
-def _kind_title(item: SafetyView) -> str:
-    if item.kind == "age_limit" and "__chong_chi_dinh__" not in item.doc_id:
-        return "Giới hạn tuổi (Liều lượng và cách dùng)"  # the dosing section declines the age group
-    return _KIND_TITLES.get(item.kind, item.kind)
-
-
 def _safety_items(safety: Sequence[SafetyView], book: _CardBook, names: Mapping[str, str]) -> tuple[SafetyItem, ...]:
     drugs = list(dict.fromkeys(s.drug_id for s in safety))
     ordered = sorted(safety, key=lambda s: (drugs.index(s.drug_id), not s.applies,
                                             _KIND_ORDER.index(s.kind) if s.kind in _KIND_ORDER else 99))
     return tuple(
-        SafetyItem(_kind_title(s), names.get(s.drug_id, s.drug_id), s.matched, s.quote, s.applies,
+        SafetyItem(safety_title(s.kind, s.section_title), names.get(s.drug_id, s.drug_id), s.matched, s.quote, s.applies,
                    book.cite([s.doc_id], s.quote))
         for s in ordered
     )

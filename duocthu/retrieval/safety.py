@@ -267,7 +267,8 @@ def screen_drug(
         own_names = (other_drug_names or {}).get(drug_id, ())
         for sentence in _sentences(hit.chunk):
             _match_sentence(sentence, profile, FindingKind.CONTRAINDICATION, safety_hit, add, own_names=own_names)
-    for hit in store.find_by_section(drug_id, "lieu_luong_va_cach_dung"):
+    knows_age = profile.age_years is not None or profile.pediatric or profile.elderly
+    for hit in store.find_by_section(drug_id, "lieu_luong_va_cach_dung") if knows_age else ():
         # An age group the dosing section declines to dose is an age limit, wherever the book put it.
         for limit in hit.chunk.population_limits:
             verdict = _limit_applies(limit, profile)

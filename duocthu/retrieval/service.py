@@ -195,7 +195,7 @@ class RetrievalService:
         if mode == "hybrid":
             # RRF scores carry no absolute meaning, so the gate is the keyword pass or a dense hit
             # above the minimum score; without one, a made-up condition would still get "matches".
-            keyword = self.store.find_by_indication(indication, limit=1)
+            keyword = self.store.find_by_indication(indication, limit=1, typed_with_accents=typed_with_accents)
             vector = self.embed_query(indication)
             gated = bool(keyword) or bool(self.store.search_indication(vector, 1, policy.minimum_score))
             pool = self.store.search_hybrid(

@@ -76,6 +76,11 @@ class Condition:
     def folded_forms(self) -> tuple[tuple[str, ...], ...]:
         return tuple(tuple(folded_words(form)) for form in self.forms)
 
+    @cached_property
+    def label_words(self) -> tuple[str, ...]:
+        """The label's words with their diacritics, lower-cased (accent-aware comparisons)."""
+        return tuple(words(self.label))
+
 
 @dataclass(frozen=True)
 class ConditionMention:

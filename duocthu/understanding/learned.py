@@ -252,7 +252,7 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
             if phrase != condition and len(words(form)) >= 1:
                 alternatives.append(phrase)
     causes = _cause_parts(condition, lexicon)
-    headless = _without_generic_head(condition) or _without_head(condition, PURPOSE_HEADS)
+    headless = _without_head(condition, GENERIC_HEADS) or _without_head(condition, PURPOSE_HEADS)
     narrower = book_indication_starting_with(headless or condition, lexicon)
     bare = [headless] if headless and len(words(headless)) >= 2 else []
     return list(dict.fromkeys([*alternatives[:12], *book_indication_within(condition, lexicon), *causes, *bare,
@@ -268,15 +268,11 @@ GENERIC_HEADS = ("mụn", "bệnh", "chứng", "căn bệnh", "tình trạng", "
 PURPOSE_HEADS = ("dự phòng", "phòng ngừa", "phòng", "điều trị", "hỗ trợ điều trị")
 
 
-def _without_generic_head(condition: str) -> str | None:
-    return _without_head(condition, GENERIC_HEADS)
-
-
 def _without_head(condition: str, heads: tuple[str, ...]) -> str | None:
     tokens = words(condition)
     for head in sorted(heads, key=lambda h: -len(words(h))):
         head_words = words(head)
-        if len(tokens) > len(head_words) and all(token_matches(t.lower(), h) for t, h in zip(tokens, head_words, strict=False)):
+        if len(tokens) > len(head_words) and all(token_matches(t, h) for t, h in zip(tokens, head_words, strict=False)):
             return " ".join(tokens[len(head_words):])
     return None
 
@@ -291,8 +287,8 @@ def book_indication_starting_with(condition: str, lexicon: ConditionLexicon) -> 
     for entry in lexicon.conditions:
         if not entry.from_corpus or "chi_dinh" not in entry.sections:
             continue
-        label = words(entry.label)
-        if len(label) > len(typed) and all(token_matches(t.lower(), w.lower()) for t, w in zip(typed, label, strict=False)):
+        label = entry.label_words
+        if len(label) > len(typed) and all(token_matches(t, w) for t, w in zip(typed, label, strict=False)):
             found.append(entry.label)
     return sorted(found, key=len)[:4]
 

@@ -9,6 +9,7 @@ dùng isosorbid dinitrat thì uống sildenafil được không?" isosorbid is t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from duocthu.text import fold, normalize, words
@@ -127,6 +128,16 @@ def population_of(text: str, age_years: float | None) -> Population | None:
     return None
 
 
+def _cue_starts(tokens: list[str], folded: list[str], cues: tuple[str, ...]) -> Iterator[tuple[int, int]]:
+    """(start, length) of every occurrence of a cue, accent-aware where the user typed accents."""
+    for cue in cues:
+        cue_words = [fold(w) for w in words(cue)]
+        n = len(cue_words)
+        for start in range(len(tokens) - n + 1):
+            if folded[start : start + n] == cue_words and _accent_ok(tokens[start : start + n], words(cue)):
+                yield start, n
+
+
 def _taken_positions(text: str) -> tuple[set[int], bool]:
     """Token positions inside a "đang uống …" span, and whether a pronoun ("nó") sits in one."""
     tokens = words(text)
@@ -134,24 +145,19 @@ def _taken_positions(text: str) -> tuple[set[int], bool]:
     clauses = clause_of_tokens(text)
     positions: set[int] = set()
     pronoun = False
-    for cue in CURRENT_MEDICATION_CUES:
-        cue_words = [fold(w) for w in words(cue)]
-        n = len(cue_words)
-        for start in range(len(tokens) - n + 1):
-            if folded[start : start + n] != cue_words or not _accent_ok(tokens[start : start + n], words(cue)):
-                continue
-            end = start + n
-            clause = clauses[start] if start < len(clauses) else -1
-            seen_content = False
-            while end < len(tokens) and clauses[end] == clause:
-                if seen_content and folded[end] in _SECOND_ACTION_WORDS:
-                    break
-                positions.add(end)
-                seen_content = True
-                end += 1
-            span = " ".join(tokens[start + n : end])
-            if has_phrase(span, PRONOUN_DRUG_REFERENCES):
-                pronoun = True
+    for start, n in _cue_starts(tokens, folded, CURRENT_MEDICATION_CUES):
+        end = start + n
+        clause = clauses[start] if start < len(clauses) else -1
+        seen_content = False
+        while end < len(tokens) and clauses[end] == clause:
+            if seen_content and folded[end] in _SECOND_ACTION_WORDS:
+                break
+            positions.add(end)
+            seen_content = True
+            end += 1
+        span = " ".join(tokens[start + n : end])
+        if has_phrase(span, PRONOUN_DRUG_REFERENCES):
+            pronoun = True
     return positions, pronoun
 
 
@@ -167,24 +173,19 @@ def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None
     folded = [fold(t) for t in tokens]
     clauses = clause_of_tokens(text)
     spans: list[tuple[int, int]] = []
-    for cue in cues:
-        cue_words = [fold(w) for w in words(cue)]
-        n = len(cue_words)
-        for start in range(len(tokens) - n + 1):
-            if folded[start : start + n] != cue_words or not _accent_ok(tokens[start : start + n], words(cue)):
-                continue
-            end = start + n
-            clause = clauses[start] if start < len(clauses) else -1
-            named = False
-            while end < len(tokens) and clauses[end] == clause:
-                action = folded[end] in _SECOND_ACTION_WORDS
-                if reaction and action and folded[end - 1] not in _TRIGGER_WORDS:
-                    break  # "dị ứng thời tiết uống thêm X": X is asked; "dị ứng khi uống X": X is the cause
-                if names_at is not None and not reaction and action and (named or end > start + n + 2):
-                    break
-                named = named or (names_at is not None and end in names_at)
-                end += 1
-            spans.append((start + n, end))
+    for start, n in _cue_starts(tokens, folded, cues):
+        end = start + n
+        clause = clauses[start] if start < len(clauses) else -1
+        named = False
+        while end < len(tokens) and clauses[end] == clause:
+            action = folded[end] in _SECOND_ACTION_WORDS
+            if reaction and action and folded[end - 1] not in _TRIGGER_WORDS:
+                break  # "dị ứng thời tiết uống thêm X": X is asked; "dị ứng khi uống X": X is the cause
+            if names_at is not None and not reaction and action and (named or end > start + n + 2):
+                break
+            named = named or (names_at is not None and end in names_at)
+            end += 1
+        spans.append((start + n, end))
     return spans
 
 
