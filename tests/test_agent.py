@@ -203,3 +203,12 @@ def test_a_section_the_monograph_does_not_have_is_said_to_be_absent(demo_runtime
     reply = demo_runtime.agent.handle("Metformin có tương kỵ với dịch truyền nào không?", "absent-section").to_json_dict()
     assert reply["outcome"] == "abstain" and "không có mục «Tương kỵ»" in reply["answer"]
     assert "Chỉ định của Metformin" in reply["quick_replies"]
+
+
+def test_reverse_lookup_names_a_contraindicated_drug_past_the_shown_cap(demo_runtime):
+    reply = demo_runtime.agent.handle("Thuốc nào trị tăng huyết áp cho người bị hen phế quản?", "cap").to_json_dict()
+    answer = reply["answer"]
+    flagged = answer.split("Chống chỉ định với người bệnh này")[1]
+    assert "Propranolol" in flagged  # ranks past the eight shown, but the book forbids it for asthma
+    # a contraindication of a severe form is neither "not found" nor decided for the patient
+    assert "Bisoprolol: không thấy chống chỉ định" not in answer and "Bisoprolol" not in flagged.split("Nguồn")[0]

@@ -131,3 +131,30 @@ def test_an_age_group_the_dosing_section_declines_is_an_age_limit(demo_runtime):
     assert limits and limits[0].hit.chunk.section_key == "lieu_luong_va_cach_dung"
     assert finding_title(limits[0]).startswith("Giới hạn tuổi")
     assert not screen(demo_runtime, ["meloxicam"], age_years=17, age_text="17 tuổi").contraindicated()
+
+
+def test_a_short_form_inside_a_severe_phrase_does_not_make_it_apply(demo_runtime):
+    # "hen" sits inside "Hen phế quản nặng"; the patient did not say theirs is severe.
+    result = screen(demo_runtime, ["bisoprolol"], conditions=(condition_term("hen phế quản", demo_runtime.lexicon),))
+    assert any("nặng" in f.quote for f in result.findings) and not result.contraindicated("bisoprolol")
+
+
+def test_what_the_user_wrote_finds_a_contraindication_the_lexicon_does_not_know(demo_runtime):
+    said = ["Tôi bị dị ứng với mọi thứ có nguồn gốc từ lợn, sau mổ tiêm heparin được không?"]
+    result = screen_patient(demo_runtime.store, ["heparin"], PatientProfile(), stated=said)
+    echoed = [f for f in result.findings if "lợn" in f.quote]
+    assert echoed and echoed[0].kind is FindingKind.CONTRAINDICATION and not echoed[0].applies
+    assert echoed[0].matched in result.facts  # the phrase is shown back as what was screened
+
+
+def test_an_effect_asked_about_or_common_words_echo_nothing(demo_runtime):
+    for said in ("Heparin có gây giảm tiểu cầu không?", "Người bệnh dùng heparin liều cao thì sao?"):
+        result = screen_patient(demo_runtime.store, ["heparin"], PatientProfile(), stated=[said])
+        assert not result.findings, said
+
+
+def test_a_medicine_named_but_not_said_to_be_taken_is_shown_without_applying(demo_runtime):
+    named = MedicationTerm("rilpivirin", ("rilpivirin",), taken=False)
+    result = screen(demo_runtime, ["pantoprazol"], medications=(named,))
+    assert any("rilpivirin" in f.quote for f in result.findings) and not result.contraindicated()
+    assert "rilpivirin" in result.facts and "đang dùng rilpivirin" not in result.facts

@@ -20,7 +20,8 @@ def labels(text):
 @pytest.mark.parametrize("text, label", [
     ("người bị suyễn", "hen phế quản"), ("tiền sử hen", "hen phế quản"), ("bị tiểu đường", "đái tháo đường"),
     ("đau bao tử do loét", "loét dạ dày tá tràng"), ("suy than nang", "suy thận nặng"), ("bị gout", "bệnh gút"),
-    ("bệnh nhân nhược cơ", "nhược cơ"),
+    ("bệnh nhân nhược cơ", "nhược cơ"), ("hay nổi mề đay", "mày đay"),
+    ("nhiễm trùng đường tiểu", "nhiễm khuẩn đường tiết niệu"),
 ])
 def test_people_s_words_find_the_condition(text, label):
     assert label in labels(text)

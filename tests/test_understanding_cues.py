@@ -174,6 +174,15 @@ def test_which_drug_does_an_effect_is_a_relation_not_an_indication():
     from duocthu.understanding.cues import _reverse_relation
     assert _reverse_relation("thuoc nao lam tang can")[1] is ConditionRelation.CAUSES
     assert _reverse_relation("thuốc nào làm hết đau bụng kinh")[1] is not ConditionRelation.CAUSES
+    # words between the question and the verb, and "uống vào sẽ bị …"
+    assert _reverse_relation("Thuốc gì có khả năng làm tụt đường huyết?")[1] is ConditionRelation.CAUSES
+    assert _reverse_relation("thuoc gi dung vao de bi tao bon")[1] is ConditionRelation.CAUSES
+
+
+def test_wanting_to_know_about_a_drug_is_vague_but_how_to_take_it_is_not():
+    assert fires("vague_about_drug", "Em muốn tìm hiểu về Lipitor ạ", section="chi_dinh")[0]
+    assert fires("vague_about_drug", "Lipitor thế nào nhỉ", section="chi_dinh")[0]
+    assert not fires("vague_about_drug", "Lipitor uống như thế nào", section="chi_dinh")[0]
 
 
 def test_product_dose():

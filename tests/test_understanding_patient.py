@@ -106,3 +106,14 @@ def test_a_class_reacted_to_in_childhood_is_an_allergy():
 def test_a_medicine_used_habitually_is_a_medicine_taken():
     f = facts("Bố tôi hay uống aspirin, giờ đau răng dùng ibuprofen được không?")
     assert f.current_medications == ("acid_acetylsalicylic",)
+
+
+def test_a_weight_alone_does_not_say_adult_or_child():
+    assert facts("tôi nặng 45 kg uống cetirizin mấy viên").population is None
+    assert facts("chồng tôi nặng 70 kg").population is Population.ADULT  # said who
+    assert facts("tôi 40 tuổi nặng 45 kg").population is Population.ADULT
+
+
+def test_a_creatinine_clearance_is_an_adult_dose_question():
+    f = facts("do thanh thai creatinin 28 ml/phut thi gentamicin dung the nao")
+    assert f.population is Population.ADULT and f.renal_clearance_ml_min == 28

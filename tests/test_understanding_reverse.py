@@ -83,3 +83,12 @@ def test_unaccented_dang_is_not_the_filler_dang():
 
 def test_the_list_asked_for_is_not_part_of_the_condition():
     assert split("Thuốc chữa gút gồm những thuốc nào?")[0] == "gút"
+
+
+@pytest.mark.parametrize("text", ["Cho em xin tên vài thuốc chữa bệnh", "Bệnh mình đang mắc thì uống gì?"])
+def test_asking_for_a_list_or_having_a_disease_names_no_condition(text):
+    assert split(text)[0] is None
+
+
+def test_a_book_phrase_with_the_word_mac_keeps_it():
+    assert split("Thuốc nào trị viêm phổi mắc phải cộng đồng?")[0] == "viêm phổi mắc phải cộng đồng"

@@ -38,6 +38,7 @@ from duocthu.retrieval.policy import EvidencePolicy
 from duocthu.retrieval.safety import (
     CandidateStatus,
     FindingKind,
+    SafetyFinding,
     SafetyScreen,
     assess_patient_candidates,
     screen_patient,
@@ -100,11 +101,12 @@ class RagAgent:
                         lambda text, record: self._turn(text, record, policy or self.retrieval.policy))
 
     def _turn(self, text: str, record: TurnRecord, policy: EvidencePolicy) -> TurnResult:
-        state, history, record.memory = self._recall(record.conversation_id)
+        state, lines, record.memory = self._recall(record.conversation_id)
+        history = [line.text for line in lines]
         prior = _frame_from_state(state)
         frame = self.understander.understand(text, history, record.budget, prior)
         record.frame = frame
-        screen = self.screen(frame)
+        screen = self.screen(frame, [*(line.text for line in lines if line.role == "user"), text])
         decision = route(text, frame, self._known_tokens, screen)
         record.decision = decision
         result = self._execute(text, frame, decision, screen, record.budget, policy)
@@ -114,13 +116,15 @@ class RagAgent:
         record.memory = self._remember(record.conversation_id, text, result, frame, state, streak, record.memory)
         return result
 
-    def screen(self, frame: QueryFrame) -> SafetyScreen:
-        """The safety screen of the frame's drugs against the conversation's patient facts."""
+    def screen(self, frame: QueryFrame, stated: Sequence[str] = ()) -> SafetyScreen:
+        """The safety screen of the frame's drugs against the conversation's patient facts and what the
+        user wrote (``stated``: the conversation's user turns)."""
         drugs = [d for d in frame.drugs if d not in frame.patient.current_medications] or frame.drugs
         if frame.turn_type is TurnType.INTERACTION:
             drugs = frame.drugs
         profile = patient_profile(frame, self.lexicon, self.resolver)
-        return screen_patient(self.retrieval.store, drugs[:MAX_DRUGS_PER_TURN], profile, self._names_for_screen())
+        return screen_patient(self.retrieval.store, drugs[:MAX_DRUGS_PER_TURN], profile, self._names_for_screen(),
+                              stated)
 
     def _topic_words(self, text: str, frame: QueryFrame) -> frozenset[str]:
         drug_words = {w for d in frame.drugs for name in self._all_drug_names.get(d, ()) for w in folded_words(name)}
@@ -132,11 +136,10 @@ class RagAgent:
                                   for d, names in self._all_drug_names.items()}
         return self._screen_names
 
-    def _recall(self, cid: str) -> tuple[ConversationState, list[str], str]:
+    def _recall(self, cid: str) -> tuple[ConversationState, list[TurnLine], str]:
         try:
             state = self.store.get_state(cid)
-            history = [line.text for line in self.store.recent(cid, HISTORY_TURNS * 2)]
-            return state, history, "ok"
+            return state, list(self.store.recent(cid, HISTORY_TURNS * 2)), "ok"
         except Exception as exc:  # fail-open: this turn simply has no memory
             log.warning("conversation store unavailable: %s", exc)
             return ConversationState(), [], "unavailable"
@@ -390,27 +393,38 @@ class RagAgent:
         self, text: str, frame: QueryFrame, budget: RequestBudget, policy: EvidencePolicy
     ) -> TurnResult:
         indication = frame.indication or frame.condition or ""
-        result = self.retrieval.retrieve_by_indication(indication, policy=policy,
+        profile = patient_profile(frame, self.lexicon, self.resolver)
+        # With a patient, more candidates are screened than are shown: a drug the book contraindicates
+        # for this patient is named under "chống chỉ định" even when it ranks past the shown cap.
+        screened_policy = policy if profile.is_empty else policy.with_overrides(
+            indication_candidate_limit=max(policy.patient_screened_candidate_limit, policy.indication_candidate_limit))
+        result = self.retrieval.retrieve_by_indication(indication, policy=screened_policy,
                                                        alternatives=frame.indication_alternatives,
                                                        typed_with_accents=typed_with_accents(text))
         steps = list(result.steps)
         if not result.candidates:
             return TurnResult("abstain", "no_indication_evidence", msg.abstain_message("no_indication_evidence"),
                               route="reverse_lookup", steps=tuple(steps))
-        # The drugs actually found, from the matched chunk ids — never frame.drugs.
-        matched = list(dict.fromkeys(h.doc_id.split("__")[0] for h in result.hits))
-        evidence = list(result.hits)
+        candidates = list(result.candidates[: policy.indication_candidate_limit])
         query = synthesize_query(text, frame)
-        profile = patient_profile(frame, self.lexicon, self.resolver)
-        screen = SafetyScreen(tuple(matched), profile.facts())
+        findings: tuple[SafetyFinding, ...] = ()
         contraindicated: list[str] = []
         if not profile.is_empty:
             assessments = assess_patient_candidates(
                 self.retrieval.store, result.candidates, profile, policy, self._names_for_screen())
-            steps.append("stage-2 safety: " + ", ".join(f"{a.drug_id}={a.status.value}" for a in assessments))
-            screen = SafetyScreen(tuple(matched), profile.facts(), tuple(f for a in assessments for f in a.findings))
             contraindicated = [a.drug_id for a in assessments if a.status is CandidateStatus.CONTRAINDICATED]
+            candidates += [c for c in result.candidates[policy.indication_candidate_limit :]
+                           if c.drug_id in contraindicated]
+            kept = {c.drug_id for c in candidates}
+            assessments = [a for a in assessments if a.drug_id in kept]
+            steps.append("stage-2 safety: " + ", ".join(f"{a.drug_id}={a.status.value}" for a in assessments))
+            findings = tuple(f for a in assessments for f in a.findings)
+            contraindicated = [d for d in contraindicated if d in kept]
             query = patient_generation_query(indication)
+        evidence = [h for c in candidates for h in c.hits]
+        # The drugs actually found, from the matched chunk ids — never frame.drugs.
+        matched = list(dict.fromkeys(h.doc_id.split("__")[0] for h in evidence))
+        screen = SafetyScreen(tuple(matched), profile.facts(), findings)
         decision = decide([*evidence, *screen.hits])
         request = GenerationRequest(
             query, tuple(evidence), list_mode=True, candidate_drug_ids=tuple(matched),
@@ -480,8 +494,14 @@ class RagAgent:
             for drug_id in claims_by_drug:
                 if drug_id in contraindicated or drug_id is None:
                     continue
-                if not screen.contraindicated(drug_id):
-                    body.append(f"  {self._display.get(drug_id, drug_id)}: không thấy chống chỉ định với "
+                name = self._display.get(drug_id, drug_id)
+                if any(f.hit.chunk.section_key == "chong_chi_dinh" for f in screen.for_drug(drug_id)):
+                    # A contraindication that may concern the patient (a severe form, a circumstance): not
+                    # "not found", and not decided for them either.
+                    body.append(f"  {name}: Chống chỉ định có nêu trường hợp liên quan (xem «Lưu ý» ở trên) — "
+                                "cần đối chiếu với tình trạng người bệnh.")
+                elif not screen.contraindicated(drug_id):
+                    body.append(f"  {name}: không thấy chống chỉ định với "
                                 f"{', '.join(screen.facts)} trong Dược thư (bản demo) — không có nghĩa là an toàn.")
             flagged = [d for d in claims_by_drug if d in contraindicated]
             if flagged:

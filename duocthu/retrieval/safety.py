@@ -26,7 +26,7 @@ from enum import StrEnum
 from duocthu.chunker import split_sentences
 from duocthu.qdrant_store import QdrantStore
 from duocthu.retrieval.policy import EvidencePolicy
-from duocthu.text import find_phrase, fold, folded_words
+from duocthu.text import STOPWORDS_ACCENTED, find_phrase, fold, folded_words, token_matches, words
 from duocthu.types import Chunk, ChunkKind, DrugCandidate, Hit, PopulationLimit, ScoreKind
 
 
@@ -63,6 +63,7 @@ class MedicationTerm:
     label: str
     phrases: tuple[str, ...]
     drug_id: str | None = None
+    taken: bool = True  # False: named in the conversation without saying it is being taken
 
 
 @dataclass(frozen=True)
@@ -110,9 +111,13 @@ class PatientProfile:
         if self.breastfeeding:
             shown.append("cho con bú")
         shown += [c.label for c in self.conditions]
-        shown += [f"đang dùng {m.label}" for m in self.medications]
+        shown += [self.medication_fact(m) for m in self.medications]
         shown += [f"dị ứng {a.label}" for a in self.allergies]
         return tuple(shown)
+
+    @staticmethod
+    def medication_fact(medication: MedicationTerm) -> str:
+        return f"đang dùng {medication.label}" if medication.taken else medication.label
 
 
 @dataclass(frozen=True)
@@ -186,13 +191,15 @@ def _phrase_at(sentence_tokens: list[str], phrases: Iterable[str]) -> tuple[int,
 
 
 def _phrase_spans(sentence_tokens: list[str], phrases: Iterable[str]) -> list[tuple[int, int]]:
-    spans = []
+    """Where the phrases occur; a span inside a longer one is dropped ("hen" inside "hen phế quản nặng"
+    must not hide the severity word that follows the whole phrase)."""
+    spans = set()
     for phrase in phrases:
         target = folded_words(phrase)
         position = find_phrase(sentence_tokens, target)
-        if position >= 0:
-            spans.append((position, position + len(target)))
-    return spans
+        if position >= 0 and target:
+            spans.add((position, position + len(target)))
+    return sorted(s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans))
 
 
 def _condition_applies(term: ConditionTerm, tokens: list[str], span: tuple[int, int], via_narrower: bool,
@@ -286,7 +293,8 @@ def screen_drug(
                 tokens = folded_words(sentence)
                 for medication in profile.medications:
                     if medication.drug_id != drug_id and _phrase_at(tokens, medication.phrases):
-                        add(FindingKind.INTERACTION, f"đang dùng {medication.label}", sentence, safety_hit, False)
+                        add(FindingKind.INTERACTION, PatientProfile.medication_fact(medication), sentence, safety_hit,
+                            False)
         # The other direction: the taken medicine's own interaction section naming this drug.
         names = (other_drug_names or {}).get(drug_id, ())
         for medication in profile.medications:
@@ -296,7 +304,8 @@ def screen_drug(
                 safety_hit = Hit(hit.chunk, 1.0, ScoreKind.EXACT, "safety")
                 for sentence in _sentences(hit.chunk):
                     if _phrase_at(folded_words(sentence), names):
-                        add(FindingKind.INTERACTION, f"đang dùng {medication.label}", sentence, safety_hit, False)
+                        add(FindingKind.INTERACTION, PatientProfile.medication_fact(medication), sentence, safety_hit,
+                            False)
     for flag, section, kind, fact in (
         (profile.pregnant, "thoi_ky_mang_thai", FindingKind.PREGNANCY, "mang thai"),
         (profile.breastfeeding, "thoi_ky_cho_con_bu", FindingKind.BREASTFEEDING, "cho con bú"),
@@ -356,7 +365,7 @@ def _match_sentence(sentence: str, profile: PatientProfile, kind: FindingKind, h
             if medication.drug_id == hit.chunk.drug_id:
                 continue  # taking the drug is not being allergic to it ("Quá mẫn với digoxin")
             if _phrase_at(tokens, medication.phrases):
-                add(kind, f"đang dùng {medication.label}", sentence, hit, together)
+                add(kind, PatientProfile.medication_fact(medication), sentence, hit, together and medication.taken)
     if kind is FindingKind.CAUTION:
         for flag, phrases, fact in ((profile.elderly, ("người cao tuổi", "người già"), "người cao tuổi"),
                                     (profile.pediatric, ("trẻ em", "trẻ nhỏ", "trẻ sơ sinh"), "trẻ em")):
@@ -375,15 +384,101 @@ def _exception_start(tokens: Sequence[str]) -> int:
 
 def screen_patient(
     store: QdrantStore, drug_ids: Sequence[str], profile: PatientProfile,
-    drug_names: dict[str, Sequence[str]] | None = None,
+    drug_names: dict[str, Sequence[str]] | None = None, stated: Sequence[str] = (),
 ) -> SafetyScreen:
-    """The screen of every drug of a reply against the patient's facts."""
+    """The screen of every drug of a reply against the patient's facts.
+
+    ``stated`` are the user's own turns: a Chống chỉ định sentence that shares a distinctive phrase
+    with them is shown too (see ``echo_drug``), for what the facts' lexicon does not know.
+    """
     drugs = tuple(dict.fromkeys(drug_ids))
-    if profile.is_empty or not drugs:
+    if (profile.is_empty and not stated) or not drugs:
         return SafetyScreen(drugs, profile.facts())
-    findings = [f for drug_id in drugs for f in screen_drug(store, drug_id, profile, drug_names)]
-    own = tuple((m.drug_id, f"đang dùng {m.label}") for m in profile.medications if m.drug_id in drugs)
-    return SafetyScreen(drugs, profile.facts(), tuple(findings), own)
+    findings = [] if profile.is_empty else [f for d in drugs for f in screen_drug(store, d, profile, drug_names)]
+    shown = {(f.drug_id, f.quote) for f in findings}
+    echoed = [f for d in drugs for f in echo_drug(store, d, stated, (drug_names or {}).get(d, ()))
+              if (f.drug_id, f.quote) not in shown]
+    facts = profile.facts()
+    facts += tuple(dict.fromkeys(f.matched for f in echoed if f.matched not in facts))
+    own = tuple((m.drug_id, PatientProfile.medication_fact(m)) for m in profile.medications if m.drug_id in drugs)
+    return SafetyScreen(drugs, facts, tuple(findings + echoed), own)
+
+
+# Words too common in Chống chỉ định sentences, or in the way people describe themselves, for a shared
+# phrase made only of them to mean the sentence concerns the patient.
+_ECHO_FILLER = frozenset(fold(w) for w in (
+    "quá", "mẫn", "tiền", "sử", "nặng", "nhẹ", "vừa", "cấp", "mạn", "tính", "tuổi", "trẻ", "em", "nhỏ", "phụ", "nữ",
+    "thai", "bệnh", "nhân", "người", "đang", "dùng", "thuốc", "với", "hoặc", "các", "có", "bị", "không", "liều",
+    "cao", "thấp", "những", "do", "cả", "hay", "đã", "từng", "thành", "phần", "bất", "kỳ", "nào", "tác", "dụng",
+    "trường", "hợp", "điều", "trị", "ngày", "tháng", "năm", "lần", "mg", "kg", "ml", "sau", "trước", "khi", "một",
+    "hai", "ba", "trên", "dưới", "từ", "đến", "và", "của", "cho", "là", "được", "mới", "lâu", "gần", "đây",
+)) | {fold(w) for w in STOPWORDS_ACCENTED}
+# "Thuốc này có gây viêm gan không?": an effect asked about, not a fact about the patient.
+_EFFECT_VERBS = frozenset(("gay", "lam", "khien", "dan"))
+_FOREIGN_WORD_RE = re.compile(r"^(?:[a-z]{8,}|[a-z]*[fjwz][a-z]*)$")
+
+
+def _distinctive(run: Sequence[str], own_words: frozenset[str]) -> bool:
+    """Two meaningful words ("viêm gan", "bổ sung kali"), or one name that cannot be a Vietnamese
+    syllable ("rilpivirin")."""
+    content = [w for w in run if w not in _ECHO_FILLER and w not in own_words and not w.isdigit()]
+    if len(content) >= 2:
+        return True
+    return len(content) == 1 and bool(_FOREIGN_WORD_RE.match(content[0])) and content[0] not in own_words
+
+
+def _shared_runs(book_raw: Sequence[str], said_raw: Sequence[str]) -> list[tuple[int, int]]:
+    """Maximal runs of the book sentence's words that the user also wrote in a row (accent-aware)."""
+    book = [fold(w) for w in book_raw]
+    said = [fold(w) for w in said_raw]
+    runs: list[tuple[int, int]] = []
+    for j in range(len(said)):
+        if j >= 2 and _EFFECT_VERBS & set(said[j - 2 : j]):
+            continue
+        for i in range(len(book)):
+            if (i and j and book[i - 1] == said[j - 1] and token_matches(said_raw[j - 1], book_raw[i - 1])):
+                continue  # inside a longer run
+            k = 0
+            while i + k < len(book) and j + k < len(said) and token_matches(said_raw[j + k], book_raw[i + k]):
+                k += 1
+            if k:
+                runs.append((i, i + k))
+    return runs
+
+
+def echo_drug(store: QdrantStore, drug_id: str, stated: Sequence[str], own_names: Sequence[str] = ()) -> list[SafetyFinding]:
+    """Chống chỉ định sentences that share a distinctive phrase with what the user wrote.
+
+    The lexicon of conditions cannot know every circumstance a monograph names ("sản phẩm có nguồn
+    gốc từ lợn", "độc tính trên tai", "đang dùng rilpivirin"); when the user said it, the sentence
+    is shown — never as applying for certain, so it does not change the answer by itself. A name
+    """
+    said = [words(text) for text in stated if text]
+    if not any(said):
+        return []
+    own_words = frozenset(w for name in own_names for w in folded_words(name))
+    findings: list[SafetyFinding] = []
+    for hit in store.find_by_section(drug_id, "chong_chi_dinh"):
+        safety_hit = Hit(hit.chunk, 1.0, ScoreKind.EXACT, "safety")
+        for sentence in _sentences(hit.chunk):
+            book_raw = words(sentence)
+            for said_raw in said:
+                phrases = [" ".join(book_raw[a:b]) for a, b in _shared_runs(book_raw, said_raw)
+                           if _distinctive([fold(w) for w in book_raw[a:b]], own_words)]
+                if phrases and not any(f.quote == sentence for f in findings):
+                    findings.append(SafetyFinding(drug_id, FindingKind.CONTRAINDICATION, _trimmed(phrases[0]),
+                                                  sentence, safety_hit, False))
+    return findings
+
+
+def _trimmed(phrase: str) -> str:
+    """The shared phrase without filler at its ends ("bị viêm gan" → "viêm gan")."""
+    kept = words(phrase)
+    while kept and fold(kept[0]) in _ECHO_FILLER:
+        kept = kept[1:]
+    while kept and fold(kept[-1]) in _ECHO_FILLER:
+        kept = kept[:-1]
+    return " ".join(kept) or phrase
 
 
 @dataclass(frozen=True)

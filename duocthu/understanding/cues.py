@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from duocthu.sections import SECTION_TITLES
-from duocthu.text import fold, words
+from duocthu.text import fold, folded_words, words
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import ConditionRelation, QueryFrame, TurnType
 from duocthu.understanding.scope import has_phrase, looks_like_code, looks_like_instruction_attack
@@ -49,7 +49,8 @@ QUANTITY_WORDS = ("bao nhiêu viên", "mấy viên", "mấy ml", "mấy gói", "
 OVERDOSE_QUESTION = ("quá liều", "uống quá nhiều", "dùng quá nhiều", "uống nhiều quá", "uống quá tay", "ngộ độc",
                      "uống nhầm", "lỡ uống nhiều", "uống gấp đôi", "uống dư", "quá tay")
 VAGUE_ABOUT_DRUG = ("thì sao", "thế nào", "như thế nào", "ra sao", "hỏi về", "cho hỏi về", "muốn hỏi về",
-                    "hỏi chút về", "hỏi thăm về", "thắc mắc về", "thế thì sao", "có gì", "sao", "ok không")
+                    "hỏi chút về", "hỏi thăm về", "thắc mắc về", "thế thì sao", "có gì", "sao", "ok không",
+                    "tìm hiểu về", "muốn biết về", "biết thêm về")
 
 # The section's own names: when the user names a section, the name decides (the spec's
 # "longest phrase wins" keeps "chống chỉ định" from reading as "chỉ định", "quá liều" as "liều").
@@ -131,10 +132,16 @@ PRODUCT_DOSE_WORDS = ("liều", "mấy viên", "mấy lần", "bao nhiêu viên"
 WHICH_DRUG_DOES = ("thuốc nào làm", "thuốc gì làm", "thuốc nào khiến", "thuốc gì khiến")
 
 
+# The same with a few words between ("thuốc nào có thể làm …", "uống vào sẽ bị …").
+_WHICH_DRUG_DOES_RE = re.compile(r"\bthuoc (?:nao|gi)\b(?: \w+){0,3}? (?:lam|khien)\b"
+                                 r"|\b(?:uong|dung|tiem) vao (?:\w+ ){0,2}(?:bi|lam)\b")
+
+
 def _reverse_relation(text: str) -> tuple[TurnType, ConditionRelation]:
     if has_phrase(text, CONTRAINDICATION_CUES):
         return TurnType.CONDITION_TO_DRUG, ConditionRelation.CONTRAINDICATION
-    if has_phrase(text, CAUSES_CUES) or (has_phrase(text, WHICH_DRUG_DOES) and not has_phrase(text, THERAPEUTIC_EFFECTS)):
+    does = has_phrase(text, WHICH_DRUG_DOES) or bool(_WHICH_DRUG_DOES_RE.search(" ".join(folded_words(text))))
+    if has_phrase(text, CAUSES_CUES) or (does and not has_phrase(text, THERAPEUTIC_EFFECTS)):
         return TurnType.CONDITION_RELATION, ConditionRelation.CAUSES
     if has_phrase(text, CAUTION_CUES):
         return TurnType.CONDITION_TO_DRUG, ConditionRelation.CAUTION
@@ -256,10 +263,15 @@ def _personal_dose(ev: TurnEvidence, frame: QueryFrame) -> bool:
             or has_phrase(ev.text, QUANTITY_WORDS))
 
 
+# "Metformin uống thế nào?" asks how to take it — not a vague question.
+HOW_TO_TAKE_WORDS = ("uống", "dùng", "tiêm", "xài", "bôi", "xịt", "nhỏ", "ngậm", "pha")
+
+
 def _vague_about_drug(ev: TurnEvidence, frame: QueryFrame) -> bool:
     return (
         bool(frame.drugs) and frame.turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW)
         and not ev.residual_words and has_phrase(ev.text, VAGUE_ABOUT_DRUG) and named_section(ev.text) is None
+        and not has_phrase(ev.text, HOW_TO_TAKE_WORDS)
     )
 
 

@@ -23,7 +23,8 @@ SCAFFOLDING = (
     "tổng quan", "cho biết về", "tìm hiểu về", "nói về", "hỏi về", "hỏi chút về", "muốn hỏi", "cho hỏi",
     "hỏi thăm về", "hỏi một chút về", "thắc mắc về", "xin hỏi", "về", "thuốc", "hỏi", "biết", "muốn", "chút",
     "một chút", "với", "thế nào", "như thế nào", "ra sao", "sao", "ạ", "nhé", "nha", "vậy", "ơi", "bạn", "ok",
-    "không", "ko", "k", "gì", "có", "được", "đc", "dc",
+    "không", "ko", "k", "gì", "có", "được", "đc", "dc", "hả", "hở", "nhỉ", "thế", "đấy", "à", "cho", "tôi", "mình",
+    "em", "biết thêm về", "muốn biết về",
 )
 
 

@@ -228,6 +228,14 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
     nursing = has_phrase(text, BREASTFEEDING_WORDS)
     not_a_child = nursing or has_phrase(text, SINCE_CHILDHOOD)
     population = population_of(_without_nursing_words(text) if not_a_child else text, age.years if age else None)
+    weight = parse_weight(text)
+    if population is Population.ADULT and age is None and weight is not None and not has_phrase(text, STRONG_ADULT_WORDS):
+        # "Mình nặng 38 kg": a weight alone does not say adult or child, and "tôi/mình" may be a parent.
+        population = None
+    renal_clearance = parse_renal_clearance(text)
+    if population is None and renal_clearance is not None:
+        # A creatinine clearance in ml/phút is how adult doses are adjusted (the book's renal tables).
+        population = Population.ADULT
     states_population = age is not None or has_phrase(text, (*STRONG_ADULT_WORDS, *PEDIATRIC_WORDS, *ELDERLY_WORDS))
     route = next((name for name, cues in ROUTE_WORDS.items() if has_phrase(text, cues)), None)
     pregnant: bool | None = None
@@ -267,10 +275,10 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
     conditions = tuple(m.condition.label for m in lexicon.find(text)
                        if m.condition.patient_condition and not _caused_not_had(text, m.start))
     return TurnFacts(
-        age=age, weight_kg=parse_weight(text), population=population, states_population=states_population,
+        age=age, weight_kg=weight, population=population, states_population=states_population,
         route=route, pregnant=pregnant, trimester=trimester, breastfeeding=breastfeeding, conditions=conditions,
         current_medications=current, other_medications=others, current_pronoun=pronoun,
-        renal_clearance_ml_min=parse_renal_clearance(text), allergies=allergies, history_drugs=history,
+        renal_clearance_ml_min=renal_clearance, allergies=allergies, history_drugs=history,
     )
 
 

@@ -46,6 +46,8 @@ REVERSE_FILLER = (
     "kháng sinh nào", "kháng sinh gì", "loại kháng sinh nào", "kháng sinh", "được", "đc", "dc",
     "trong dược thư", "dược thư", "trong sách", "trong sách thuốc", "gồm những thuốc nào", "gồm những thuốc gì",
     "bao gồm những thuốc nào", "gồm những", "gồm",
+    # asking for a list, and having a disease, say nothing of which disease ("xin tên thuốc", "bệnh tôi đang mắc")
+    "vài", "một vài", "xin", "xin tên", "tên", "kể", "đang mắc", "bị mắc", "tôi mắc", "mình mắc", "em mắc", "người mắc",
 )
 # Chatter removed only as typed with its diacritics: "đây" is not the "day" of "da day" (dạ dày).
 # Filler only as typed with its diacritics: "đang" (now) is not the "dang" of "viem khop dang thap" (dạng).
@@ -59,6 +61,7 @@ CHATTER = (
     "khỏi", "cho khỏi", "nhanh khỏi", "cho nhanh khỏi", "cho hết", "liệt kê", "kể tên", "này", "lên cơn",
     "hiệu quả", "nhanh", "ngay", "luôn", "ra sao", "như thế nào", "lại", "cũng", "cho tôi biết", "biết",
     "kiểu gì ấy", "ấy", "quá", "bằng", "bằng gì", "bằng thuốc gì", "ko", "hok", "hông", "hem",
+    "sao sao", "sao ấy", "thế nào ấy", "cho đỡ", "cho bớt",
 )
 
 
