@@ -25,11 +25,18 @@ def _section_limits(section_key: str, text: str) -> tuple[PopulationLimit, ...]:
         return limits_of_sentences(sentences)
     # A dosing sentence that declines a children's age group declines it as a whole, unless it names a
     # circumstance ("… nếu không có chỉ định của thầy thuốc"): the decline is the whole sentence's point.
-    declined = limits_of_sentences(s for s in sentences if _DECLINES_RE.search(fold(s)))
+    declining = [s for s in sentences if _DECLINES_RE.search(fold(s))]
+    declined = list(limits_of_sentences(declining))
+    # "Trẻ em: chưa xác định được hiệu quả và an toàn, không khuyến cáo." declines every child.
+    declined += [PopulationLimit("age", s, max_age_years=18.0) for s in declining
+                 if _CHILDREN_HEADER_RE.match(fold(s)) and not any(limit.sentence == s for limit in declined)]
     return tuple(
         replace(limit, conditional=not names_no_circumstance(limit.sentence))
         for limit in declined if limit.kind == "age" and limit.max_age_years is not None
     )
+
+
+_CHILDREN_HEADER_RE = re.compile(r"^\s*tre em\s*:")
 
 MAX_CHUNK_TOKENS = 320
 """Upper bound per prose chunk (estimated by :func:`duocthu.text.count_tokens`).

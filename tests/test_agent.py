@@ -212,3 +212,10 @@ def test_reverse_lookup_names_a_contraindicated_drug_past_the_shown_cap(demo_run
     assert "Propranolol" in flagged  # ranks past the eight shown, but the book forbids it for asthma
     # a contraindication of a severe form is neither "not found" nor decided for the patient
     assert "Bisoprolol: không thấy chống chỉ định" not in answer and "Bisoprolol" not in flagged.split("Nguồn")[0]
+
+
+def test_an_emergency_reply_still_says_the_contraindication_of_the_drug_named(demo_runtime):
+    reply = demo_runtime.agent.handle("Ông tôi sốt rét thể não đang hôn mê, có tiêm dexamethason được không?",
+                                      "emergency-ci").to_json_dict()
+    assert reply["reason"] == "emergency" and reply["answer"].index("115") < reply["answer"].index("Sốt rét thể não")
+    assert reply["safety"] and reply["safety"][0]["kind"] == "contraindication"

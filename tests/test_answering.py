@@ -121,3 +121,19 @@ def test_extractive_answerer_passes_the_same_guards():
     assert result.ok and result.claims[0].text == EVIDENCE[0].chunk.text
     assert check_claims(REQUEST, result.claims) is None
     assert RequestBudget().llm_calls == 0
+
+
+def test_a_heading_joined_from_two_lines_is_checked_part_by_part():
+    text = "Đường uống:\nNgười lớn: 75 mg/ngày. Thời gian ít nhất 4 tuần."
+    request = GenerationRequest("Dùng bao lâu?", (hit("thuoc_a__lieu_luong_va_cach_dung__0", text),))
+    answer = ExtractiveAnswerGenerator().generate(request, RequestBudget())
+    assert any(c.heading == "Đường uống: Người lớn:" for c in answer.claims)
+    assert VerbatimEntailmentChecker().check(request, answer, RequestBudget()).entailed
+
+
+def test_a_weight_based_adult_line_is_not_put_with_the_children():
+    from duocthu.agent.answering import ADULT_GROUP, Claim, children_first
+
+    claims = [Claim("Người lớn: 3–4 mg/kg/ngày.", ("x",)), Claim("Trẻ em: 5 mg/kg/ngày.", ("x",))]
+    ordered = children_first(claims)
+    assert ordered[0].text.startswith("Trẻ em") and ordered[1].group == ADULT_GROUP

@@ -83,3 +83,10 @@ def test_every_required_drug_id_is_in_the_demo_formulary():
     required = ["paracetamol", "ibuprofen", "acid_acetylsalicylic", "diclofenac", "meloxicam", "tramadol", "morphin", "amoxicilin", "azithromycin", "ciprofloxacin", "metronidazol", "cefuroxim", "ceftriaxon", "doxycyclin", "omeprazol", "ranitidin", "domperidon", "metformin", "gliclazid", "amlodipin", "nifedipin", "enalapril", "captopril", "losartan", "atorvastatin", "simvastatin", "warfarin", "heparin", "clopidogrel", "digoxin", "furosemid", "spironolacton", "isosorbid_dinitrat", "amiodaron", "propranolol", "salbutamol", "prednisolon", "dexamethason", "loratadin", "cetirizin", "diazepam", "carbamazepin", "phenytoin", "levothyroxin", "methotrexat", "allopurinol", "colchicin", "fluconazol", "aciclovir"]
     present = {m.drug_id for m in load_formulary(DEMO_FORMULARY)}
     assert set(required) <= present and len(required) == 49
+
+
+def test_a_dosing_line_declining_all_children_is_an_under_18_limit():
+    from duocthu.chunker import _section_limits
+
+    limits = _section_limits("lieu_luong_va_cach_dung", "Người lớn: 5 mg/ngày. Trẻ em: chưa có dữ liệu, không khuyến cáo.")
+    assert [(l.kind, l.max_age_years, l.conditional) for l in limits] == [("age", 18.0, False)]

@@ -158,3 +158,17 @@ def test_a_medicine_named_but_not_said_to_be_taken_is_shown_without_applying(dem
     result = screen(demo_runtime, ["pantoprazol"], medications=(named,))
     assert any("rilpivirin" in f.quote for f in result.findings) and not result.contraindicated()
     assert "rilpivirin" in result.facts and "đang dùng rilpivirin" not in result.facts
+
+
+def test_a_contraindication_written_for_pregnant_women_does_not_apply_to_others(demo_runtime):
+    epilepsy = condition_term("động kinh", demo_runtime.lexicon)
+    result = screen(demo_runtime, ["acid_valproic"], conditions=(epilepsy,))
+    assert any("Phụ nữ có thai bị động kinh" in f.quote for f in result.findings) and not result.contraindicated()
+    pregnant = screen(demo_runtime, ["acid_valproic"], conditions=(epilepsy,), pregnant=True)
+    assert pregnant.contraindicated()
+
+
+def test_a_phrase_continued_the_opposite_way_echoes_nothing(demo_runtime):
+    said = ["Tim tôi hay đập nhanh, uống bisoprolol được không"]  # the book forbids a slow heart rate
+    result = screen_patient(demo_runtime.store, ["bisoprolol"], PatientProfile(), stated=["nhịp tim nhanh"] + said)
+    assert not any("chậm" in f.quote for f in result.findings)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from duocthu.understanding.cues import CUE_TABLE, cue_by_id, named_section
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import ConditionRelation, TurnType
@@ -198,3 +200,45 @@ def test_product_dose():
 def test_asking_what_a_drug_causes_reads_the_side_effects_even_for_an_effect_the_lexicon_lacks():
     ok, frame = fires("asks_effect", "Amlodipin có gây sưng mắt cá chân không?", p=0.3)
     assert ok and frame.section_key == "tac_dung_khong_mong_muon"
+
+
+def test_toxicity_from_two_drugs_taken_together_is_their_interaction():
+    ev = evidence("Digoxin uống chung với amiodaron thì bao lâu thì bị ngộ độc?", "drug_attribute",
+                  "qua_lieu_va_xu_tri")
+    frame = base_frame(ev, TurnType.DRUG_ATTRIBUTE, "qua_lieu_va_xu_tri")
+    assert cue_by_id("two_drugs_together").applies(ev, frame)
+    assert not cue_by_id("overdose_question").applies(ev, frame)
+
+
+@pytest.mark.parametrize("text, section", [
+    ("Siro Augmentin pha rồi để được bao lâu", "do_on_dinh_va_bao_quan"),
+    ("lọ insulin đã mở dùng trong mấy tuần", "do_on_dinh_va_bao_quan"),
+    ("ceftriaxon tiêm bao lâu 1 lần", "lieu_luong_va_cach_dung"),
+    ("Amlodipin uống vào lúc nào trong ngày", "lieu_luong_va_cach_dung"),
+    ("Tramadol có phải thuốc hướng thần không", "thong_tin_quy_che"),
+])
+def test_more_ways_to_name_a_section(text, section):
+    assert named_section(text) == section
+
+
+def test_asking_whether_a_drug_is_used_for_a_disease_asks_its_indications():
+    ok, frame = fires("asks_indication", "Azithromycin dùng cho viêm phổi được không?", section=None, p=0.3)
+    assert ok and frame.section_key == "chi_dinh"
+    assert not fires("asks_indication", "Propranolol dùng cho người bị hen được không?", section=None, p=0.3)[0]
+
+
+def test_a_pill_described_by_its_look_is_an_unnamed_second_drug():
+    ok, _ = fires("vague_second_drug", "Uống metformin chung với viên nang màu đỏ được không", TurnType.INTERACTION)
+    assert ok
+
+
+def test_an_amount_of_a_dose_asked_without_anyone_is_personal():
+    assert fires("personal_dose", "Liều Concor bao nhiêu?", section="lieu_luong_va_cach_dung")[0]
+    # a state the book adjusts the dose for is read from the section as written
+    assert not fires("personal_dose", "Người suy thận nặng thì liều gabapentin bao nhiêu?",
+                     section="lieu_luong_va_cach_dung")[0]
+
+
+def test_not_allowed_is_a_contraindication_relation():
+    from duocthu.understanding.cues import _reverse_relation
+    assert _reverse_relation("Cho con bú thì thuốc nào không được phép uống")[1] is ConditionRelation.CONTRAINDICATION

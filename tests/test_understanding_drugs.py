@@ -78,3 +78,13 @@ def test_a_combination_written_out_with_a_component_not_in_the_book_is_one_produ
     resolution = demo_entities().resolver.resolve("Viên phối hợp metformin + sitagliptin uống thế nào?")
     assert resolution.products and resolution.products[0].uncovered == ("sitagliptin",)
     assert not demo_entities().resolver.resolve("Metformin uống cùng gliclazid được không?").products
+
+
+def test_an_acronym_with_a_number_is_a_score_not_a_medicine():
+    resolution = demo_entities().resolver.resolve("Kết quả BIRADS 4 thì có cần sinh thiết không?")
+    assert not resolution.unknown
+
+
+def test_a_brand_not_in_the_book_is_looked_for_by_its_ingredient_and_class():
+    terms = demo_entities().resolver.other_drug_terms(["Xarelto"])
+    assert "rivaroxaban" in terms and "thuốc chống đông" in terms

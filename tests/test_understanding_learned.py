@@ -139,3 +139,12 @@ def test_a_one_word_condition_is_looked_up_through_the_book_s_narrower_phrases()
 def test_prevention_is_also_looked_up_by_the_condition_alone():
     lexicon = demo_entities().lexicon
     assert "hen phế quản" in indication_alternatives("phòng ngừa hen phế quản", lexicon)
+
+
+@pytest.mark.parametrize("condition, expected", [
+    ("viêm khớp mãn tính", "viêm khớp mạn tính"),  # a common spelling the book writes otherwise
+    ("nhiễm Chlamydia", "chlamydia"),  # the organism the book names
+    ("bệnh cao huyết áp", "tăng huyết áp"),  # the synonym without the head word
+])
+def test_more_of_the_book_s_words_for_a_condition(condition, expected):
+    assert expected in [a.lower() for a in indication_alternatives(condition, demo_entities().lexicon)]

@@ -117,3 +117,8 @@ def test_a_weight_alone_does_not_say_adult_or_child():
 def test_a_creatinine_clearance_is_an_adult_dose_question():
     f = facts("do thanh thai creatinin 28 ml/phut thi gentamicin dung the nao")
     assert f.population is Population.ADULT and f.renal_clearance_ml_min == 28
+
+
+def test_a_drug_after_sau_khi_in_a_past_reaction_is_its_cause():
+    f = facts("Tôi từng bị phù môi sau khi uống aspirin, giờ đau đầu uống paracetamol được không?")
+    assert "acid_acetylsalicylic" in f.allergies and "acid_acetylsalicylic" in f.history_drugs

@@ -123,3 +123,25 @@ def test_stockpiling_tablets_is_a_crisis():
 def test_several_signs_together_are_an_emergency_without_a_now_word():
     assert is_emergency("dau nguc du doi, va mo hoi, kho tho, uong aspirin duoc khong")
     assert not is_emergency("Hồi trước tôi từng đau ngực, khó thở, vã mồ hôi; giờ uống aspirin được không")
+
+
+@pytest.mark.parametrize("text", [
+    "Mẹ tôi nôn ra dịch đen như bã cà phê, đau bụng dữ dội",
+    "Sau khi uống thuốc động kinh 10 ngày thì da nổi bọng nước, bong tróc từng mảng",  # "từng" = each
+])
+def test_gut_bleeding_and_a_blistering_rash_are_emergencies(text):
+    assert is_emergency(text)
+
+
+def test_a_sign_that_comes_with_the_cold_every_winter_is_not_an_emergency():
+    assert not is_emergency("Em bị hội chứng Raynaud, mùa đông là đầu ngón tay tím tái")
+
+
+def test_a_burden_said_beside_a_whole_pack_is_self_harm():
+    assert is_self_harm("Tôi mà uống hết cả hộp thuốc ngủ thì con cái sẽ nhẹ gánh hơn")
+
+
+@pytest.mark.parametrize("text", ["Cháu 3 tuổi vừa nuốt 2 viên thuốc huyết áp của bà, phải làm sao",
+                                  "Bố tôi quên nên uống thuốc tim 2 lần liền, giờ thấy mệt"])
+def test_a_child_swallowing_pills_and_a_doubled_dose_are_overdoses_taken(text):
+    assert is_overdose_taken(text)

@@ -197,7 +197,17 @@ class RagAgent:
             answer = msg.abstain_message(reason, frame, frame.understanding_error or "", self._display)
             replies = tuple(f"Có phải bạn hỏi về {self._display[d]}?" for d in frame.suggestions.values()
                             if d in self._display) if reason == "drug_not_in_formulary" else ()
-            return TurnResult("abstain", reason, answer, quick_replies=tuple(dict.fromkeys(replies)))
+            contraindications = tuple(f for f in screen.findings if f.hit.chunk.section_key == "chong_chi_dinh") \
+                if reason == "emergency" else ()
+            if contraindications:
+                # No drug is suggested in an emergency, but the book's contraindications of the drug named
+                # for this patient are still said (after the call for urgent care, never instead of it).
+                citations = Citations()
+                lines = safety_block(SafetyScreen(screen.drugs, screen.facts, contraindications), self._display, citations,
+                                     only_found=True)
+                answer = assemble([answer], lines, None, [], citations, Outcome.ABSTAIN)
+            return TurnResult("abstain", reason, answer, quick_replies=tuple(dict.fromkeys(replies)), safety=contraindications,
+                              hits=tuple({f.hit.doc_id: f.hit for f in contraindications}.values()))
         if action is Action.SMALLTALK:
             return TurnResult("answerable", "smalltalk", msg.SMALLTALK_REPLY)
         if action is Action.INTERACTION:

@@ -173,7 +173,8 @@ class ExtractiveAnswerGenerator:
             seen.add(hit.chunk.drug_id)
             units = quote_units(hit.chunk.text) or [QuoteUnit(hit.chunk.text)]
             naming = [u for u in units if phrase and find_phrase(folded_words(u.text), phrase) >= 0]
-            unit = naming[0] if naming else _best_unit(units, lexical_query_tokens(request.query))
+            unit = naming[0] if naming else _most_specific_unit(units, phrase) or \
+                _best_unit(units, lexical_query_tokens(request.query))
             claims.append(Claim(f"{hit.chunk.display_name}: «{unit.text}»", (hit.doc_id,), unit.heading))
         return claims
 
@@ -220,7 +221,8 @@ def quote_units(text: str) -> list[QuoteUnit]:
     return units
 
 
-_CHILD_RE = re.compile(r"\b(tre|so sinh|nhu nhi|be)\b|\d+\s*(?:[-–]\s*\d+\s*)?(?:tuoi|thang)\b|mg/kg")
+# A line for children names them or their ages; "mg/kg" alone does not ("Lupus: 0,5–1 mg/kg/ngày").
+_CHILD_RE = re.compile(r"\b(tre|so sinh|nhu nhi|be)\b|\d+\s*(?:[-–]\s*\d+\s*)?(?:tuoi|thang)\b")
 _ADULT_RE = re.compile(r"\bnguoi (lon|cao tuoi|truong thanh)\b")
 ADULT_GROUP = "Người lớn (không áp dụng cho trẻ; để đối chiếu)"
 
@@ -264,6 +266,17 @@ def states_unit(sentence: str, unit: str) -> bool:
     return bool(re.search(r"\d\s*" + re.escape(fold(unit)), folded))
 
 
+def _most_specific_unit(units: Sequence[QuoteUnit], indication: Sequence[str]) -> QuoteUnit | None:
+    """The sentence sharing the indication's rarest words ("nhiễm Shigella" → "Lỵ trực khuẩn do Shigella",
+    not the first sentence that says "nhiễm"), each word weighted by how few sentences contain it."""
+    unit_words = [set(folded_words(fold(u.text))) for u in units]
+    weights = {w: 1 / sum(w in ws for ws in unit_words) for w in set(indication) if any(w in ws for ws in unit_words)}
+    if not weights:
+        return None
+    scored = [(sum(weights.get(w, 0) for w in ws), -i) for i, ws in enumerate(unit_words)]
+    return units[-max(scored)[1]]
+
+
 def _best_unit(units: Sequence[QuoteUnit], focus: frozenset[str]) -> QuoteUnit:
     ranked = sorted(enumerate(units), key=lambda item: (-len(focus & set(folded_words(fold(item[1].text)))), item[0]))
     return ranked[0][1]
@@ -289,7 +302,10 @@ class VerbatimEntailmentChecker:
     def check(self, request: GenerationRequest, answer: GeneratedAnswer, budget: RequestBudget) -> EntailmentReport:
         by_id = {h.doc_id: h for h in request.evidence}
         for claim in answer.claims:
-            quoted = (re.findall(r"«(.+?)»", claim.text) or [claim.text]) + ([claim.heading] if claim.heading else [])
+            # A heading may join the line above and the sentence's own label ("Người lớn: … Trẻ em:"):
+            # each part must be verbatim, not the two together.
+            headings = re.split(r"(?<=:)\s+", claim.heading) if claim.heading else []
+            quoted = (re.findall(r"«(.+?)»", claim.text) or [claim.text]) + headings
             sources = " ".join(by_id[i].chunk.text for i in claim.evidence_ids if i in by_id)
             if not all(_squash(q) in _squash(sources) for q in quoted):
                 return EntailmentReport(False, detail=f"not verbatim: {claim.text[:80]}")

@@ -79,9 +79,18 @@ def safety_block(screen: SafetyScreen, drug_names: dict[str, str], citations: Ci
     lines = [f"{SAFETY_HEADING} ({', '.join(screen.facts)}):"]
     for drug_id in drugs:
         name = drug_names.get(drug_id, drug_id)
-        for finding in ordered_findings(screen.for_drug(drug_id)):
+        shown: dict[tuple[str, str], list[str]] = {}  # one line per sentence, with every fact it matched
+        ordered = ordered_findings(screen.for_drug(drug_id))
+        for finding in ordered:
+            shown.setdefault((finding_title(finding), finding.quote), [])
+            if finding.matched not in shown[(finding_title(finding), finding.quote)]:
+                shown[(finding_title(finding), finding.quote)].append(finding.matched)
+        for finding in ordered:
+            matched = shown.pop((finding_title(finding), finding.quote), None)
+            if matched is None:
+                continue
             number = citations.number(finding.hit)
-            lines.append(f"- {finding_title(finding)} — {name} ({finding.matched}): «{finding.quote}» [{number}]")
+            lines.append(f"- {finding_title(finding)} — {name} ({', '.join(matched)}): «{finding.quote}» [{number}]")
         missing = screen.unmatched_facts(drug_id)
         if missing and not only_found:
             lines.append(

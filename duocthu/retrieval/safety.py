@@ -26,7 +26,15 @@ from enum import StrEnum
 from duocthu.chunker import split_sentences
 from duocthu.qdrant_store import QdrantStore
 from duocthu.retrieval.policy import EvidencePolicy
-from duocthu.text import STOPWORDS_ACCENTED, find_phrase, fold, folded_words, token_matches, words
+from duocthu.text import (
+    STOPWORDS_ACCENTED,
+    find_phrase,
+    fold,
+    folded_words,
+    normalize,
+    token_matches,
+    words,
+)
 from duocthu.types import Chunk, ChunkKind, DrugCandidate, Hit, PopulationLimit, ScoreKind
 
 
@@ -202,8 +210,28 @@ def _phrase_spans(sentence_tokens: list[str], phrases: Iterable[str]) -> list[tu
     return sorted(s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans))
 
 
+# A contraindication written for a population ("Phụ nữ có thai bị động kinh …") is certain only for it.
+_POPULATION_OPENERS: tuple[tuple[str, Callable[[PatientProfile], bool]], ...] = (
+    ("phu nu co kha nang mang thai", lambda p: False),  # cannot be known from the conversation
+    ("phu nu co thai", lambda p: p.pregnant), ("phu nu mang thai", lambda p: p.pregnant),
+    ("nguoi mang thai", lambda p: p.pregnant), ("thai phu", lambda p: p.pregnant),
+    ("phu nu cho con bu", lambda p: p.breastfeeding), ("nguoi cho con bu", lambda p: p.breastfeeding),
+    ("tre", lambda p: p.pediatric), ("nguoi cao tuoi", lambda p: p.elderly),
+)
+
+
+def _written_for_another_population(folded_sentence: str, profile: PatientProfile) -> bool:
+    opening = folded_sentence.lstrip()
+    for opener, concerns in _POPULATION_OPENERS:
+        if opening == opener or opening.startswith(opener + " "):
+            return not concerns(profile)
+    return False
+
+
 def _condition_applies(term: ConditionTerm, tokens: list[str], span: tuple[int, int], via_narrower: bool,
                        folded_sentence: str, profile: PatientProfile) -> bool:
+    if _written_for_another_population(folded_sentence, profile):
+        return False
     threshold = _CLEARANCE_RE.search(folded_sentence)
     if threshold and "than" in folded_sentence and profile.renal_clearance_ml_min is not None:
         # A measured kidney function decides against the book's own threshold.
@@ -405,43 +433,60 @@ def screen_patient(
 
 
 # Words too common in Chống chỉ định sentences, or in the way people describe themselves, for a shared
-# phrase made only of them to mean the sentence concerns the patient.
-_ECHO_FILLER = frozenset(fold(w) for w in (
+# phrase made only of them to mean the sentence concerns the patient. Compared as the book writes them
+# (with diacritics): folded, "gần" would be the "gan" of "viêm gan", "đây" the "day" of "dạ dày".
+_ECHO_FILLER = frozenset(normalize(w) for w in (
     "quá", "mẫn", "tiền", "sử", "nặng", "nhẹ", "vừa", "cấp", "mạn", "tính", "tuổi", "trẻ", "em", "nhỏ", "phụ", "nữ",
     "thai", "bệnh", "nhân", "người", "đang", "dùng", "thuốc", "với", "hoặc", "các", "có", "bị", "không", "liều",
     "cao", "thấp", "những", "do", "cả", "hay", "đã", "từng", "thành", "phần", "bất", "kỳ", "nào", "tác", "dụng",
     "trường", "hợp", "điều", "trị", "ngày", "tháng", "năm", "lần", "mg", "kg", "ml", "sau", "trước", "khi", "một",
     "hai", "ba", "trên", "dưới", "từ", "đến", "và", "của", "cho", "là", "được", "mới", "lâu", "gần", "đây",
-)) | {fold(w) for w in STOPWORDS_ACCENTED}
+)) | STOPWORDS_ACCENTED
+# A shared phrase that the two texts continue in opposite ways ("nhịp tim chậm" / "nhịp tim nhanh").
+_OPPOSITES = frozenset(frozenset(pair) for pair in (
+    ("chậm", "nhanh"), ("cao", "thấp"), ("tăng", "giảm"), ("tăng", "hạ"), ("thừa", "thiếu"), ("cường", "suy"),
+    ("nhiều", "ít"),
+))
 # "Thuốc này có gây viêm gan không?": an effect asked about, not a fact about the patient.
 _EFFECT_VERBS = frozenset(("gay", "lam", "khien", "dan"))
 _FOREIGN_WORD_RE = re.compile(r"^(?:[a-z]{8,}|[a-z]*[fjwz][a-z]*)$")
 
 
 def _distinctive(run: Sequence[str], own_words: frozenset[str]) -> bool:
-    """Two meaningful words ("viêm gan", "bổ sung kali"), or one name that cannot be a Vietnamese
-    syllable ("rilpivirin")."""
-    content = [w for w in run if w not in _ECHO_FILLER and w not in own_words and not w.isdigit()]
+    """Two meaningful words of the book ("viêm gan", "bổ sung kali"), or one name that cannot be a
+    Vietnamese syllable ("rilpivirin")."""
+    content = [fold(w) for w in run if w not in _ECHO_FILLER and fold(w) not in own_words and not w.isdigit()]
     if len(content) >= 2:
         return True
-    return len(content) == 1 and bool(_FOREIGN_WORD_RE.match(content[0])) and content[0] not in own_words
+    return len(content) == 1 and bool(_FOREIGN_WORD_RE.match(content[0]))
+
+
+def _continues_oppositely(book: Sequence[str], said: Sequence[str], book_end: int, said_end: int) -> bool:
+    if book_end >= len(book) or said_end >= len(said):
+        return False
+    book_next, said_next = book[book_end], said[said_end]
+    return any(fold(book_next) == fold(a) and fold(said_next) == fold(b)
+               for pair in _OPPOSITES for a, b in (tuple(pair), tuple(pair)[::-1]))
 
 
 def _shared_runs(book_raw: Sequence[str], said_raw: Sequence[str]) -> list[tuple[int, int]]:
-    """Maximal runs of the book sentence's words that the user also wrote in a row (accent-aware)."""
+    """Maximal runs of the book sentence's words that the user also wrote in a row (accent-aware),
+    except those the two texts go on to qualify in opposite ways."""
     book = [fold(w) for w in book_raw]
     said = [fold(w) for w in said_raw]
+    where_said: dict[str, list[int]] = {}
+    for j, word in enumerate(said):
+        if not (j >= 2 and _EFFECT_VERBS & set(said[j - 2 : j])):
+            where_said.setdefault(word, []).append(j)
     runs: list[tuple[int, int]] = []
-    for j in range(len(said)):
-        if j >= 2 and _EFFECT_VERBS & set(said[j - 2 : j]):
-            continue
-        for i in range(len(book)):
-            if (i and j and book[i - 1] == said[j - 1] and token_matches(said_raw[j - 1], book_raw[i - 1])):
+    for i, word in enumerate(book):
+        for j in where_said.get(word, ()):
+            if i and j and book[i - 1] == said[j - 1] and token_matches(said_raw[j - 1], book_raw[i - 1]):
                 continue  # inside a longer run
             k = 0
             while i + k < len(book) and j + k < len(said) and token_matches(said_raw[j + k], book_raw[i + k]):
                 k += 1
-            if k:
+            if k and not _continues_oppositely(book_raw, said_raw, i + k, j + k):
                 runs.append((i, i + k))
     return runs
 
@@ -464,7 +509,7 @@ def echo_drug(store: QdrantStore, drug_id: str, stated: Sequence[str], own_names
             book_raw = words(sentence)
             for said_raw in said:
                 phrases = [" ".join(book_raw[a:b]) for a, b in _shared_runs(book_raw, said_raw)
-                           if _distinctive([fold(w) for w in book_raw[a:b]], own_words)]
+                           if _distinctive(book_raw[a:b], own_words)]
                 if phrases and not any(f.quote == sentence for f in findings):
                     findings.append(SafetyFinding(drug_id, FindingKind.CONTRAINDICATION, _trimmed(phrases[0]),
                                                   sentence, safety_hit, False))
@@ -474,9 +519,9 @@ def echo_drug(store: QdrantStore, drug_id: str, stated: Sequence[str], own_names
 def _trimmed(phrase: str) -> str:
     """The shared phrase without filler at its ends ("bị viêm gan" → "viêm gan")."""
     kept = words(phrase)
-    while kept and fold(kept[0]) in _ECHO_FILLER:
+    while kept and kept[0] in _ECHO_FILLER:
         kept = kept[1:]
-    while kept and fold(kept[-1]) in _ECHO_FILLER:
+    while kept and kept[-1] in _ECHO_FILLER:
         kept = kept[:-1]
     return " ".join(kept) or phrase
 

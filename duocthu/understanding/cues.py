@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from duocthu.sections import SECTION_TITLES
-from duocthu.text import fold, folded_words, words
+from duocthu.text import fold, folded_words, phrase_set, words
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import ConditionRelation, QueryFrame, TurnType
 from duocthu.understanding.scope import has_phrase, looks_like_code, looks_like_instruction_attack
@@ -35,14 +35,16 @@ CAUSES_CUES = ("gây", "gây ra", "làm tăng", "làm nặng", "dẫn đến", "
                "dùng vào thì bị", "khiến", "gây nên", "tăng lên")
 CONTRAINDICATION_CUES = ("chống chỉ định", "không được dùng", "cấm dùng", "không được uống", "không nên dùng",
                          "cần tránh", "nên tránh", "phải tránh", "kiêng những thuốc", "kiêng thuốc",
-                         "không nên uống", "kiêng", "tránh dùng", "phải tránh")
+                         "không nên uống", "kiêng", "tránh dùng", "phải tránh", "không được phép dùng",
+                         "không được phép uống", "không được phép", "bị cấm")
 CAUTION_CUES = ("thận trọng", "cần thận trọng", "lưu ý", "cẩn thận")
 INTERACTION_WORDS = ("với", "cùng", "chung", "kèm", "kết hợp", "phối hợp", "và", "cùng lúc", "cùng với", "kỵ", "kị",
                      "tương tác", "uống thêm", "dùng thêm", "thêm")
 VAGUE_SECOND_DRUG = ("thuốc kia", "thuốc khác", "cái thuốc", "viên thuốc", "mấy viên thuốc", "thuốc bác sĩ kê",
                      "một loại thuốc", "loại thuốc khác", "bác sĩ có kê", "bác sĩ kê cho",
                      "thuốc đang uống", "loại thuốc kia", "thuốc kia nữa", "thuốc hôm qua", "thuốc của tôi",
-                     "thuốc tôi đang uống", "thuốc đó", "thuốc ấy", "thuốc đấy", "cái thuốc ấy", "thuốc nọ")
+                     "thuốc tôi đang uống", "thuốc đó", "thuốc ấy", "thuốc đấy", "cái thuốc ấy", "thuốc nọ",
+                     "thuốc bác sĩ cho", "thuốc bác sĩ đưa", "thuốc hôm trước", "đơn thuốc cũ", "thuốc được kê")
 WHOLE_SECTION = ("toàn bộ", "đầy đủ", "tất cả", "nguyên văn", "cả mục")
 QUANTITY_WORDS = ("bao nhiêu viên", "mấy viên", "mấy ml", "mấy gói", "tính liều", "uống bao nhiêu", "dùng bao nhiêu",
                   "bao nhiêu mg", "mấy mg", "mấy thìa", "bao nhiêu ml", "mấy giọt", "mấy nhát", "bao nhiêu gói")
@@ -70,15 +72,25 @@ SECTION_NAMES: dict[str, tuple[str, ...]] = {
     "tac_dung_khong_mong_muon": ("tác dụng không mong muốn", "tác dụng phụ", "phản ứng phụ", "adr", "side effect"),
     "huong_dan_xu_tri_adr": ("xử trí adr", "xử trí tác dụng phụ", "xử lý tác dụng phụ", "xử trí tác dụng không mong muốn"),
     "lieu_luong_va_cach_dung": ("liều lượng", "liều dùng", "liều", "cách dùng", "cách uống", "uống bao nhiêu",
-                                "dùng bao nhiêu", "mấy viên", "bao nhiêu viên", "mấy ml", "bao nhiêu ml"),
+                                "dùng bao nhiêu", "mấy viên", "bao nhiêu viên", "mấy ml", "bao nhiêu ml",
+                                # how often: the dosing schedule ("bao lâu tiêm 1 lần", "cách mấy giờ uống")
+                                "bao lâu một lần", "bao lâu 1 lần", "bao lâu tiêm một lần", "bao lâu tiêm 1 lần",
+                                "bao lâu uống một lần", "bao lâu uống 1 lần", "mấy giờ một lần", "mấy giờ 1 lần",
+                                "mấy tiếng một lần", "mấy tiếng 1 lần", "tiêm cách mấy giờ", "uống cách mấy giờ",
+                                "truyền cách mấy giờ", "tiêm cách nhau mấy giờ", "cách mấy tiếng",
+                                # when in the day, and with food
+                                "uống vào lúc nào", "uống lúc nào", "uống khi nào", "uống vào giờ nào",
+                                "trước hay sau ăn", "trước hay sau bữa ăn", "uống sáng hay tối", "lúc đói hay lúc no"),
     "tuong_tac_thuoc": ("tương tác thuốc", "tương tác", "kỵ với", "kị với", "kỵ thuốc", "kị thuốc"),
     "tuong_ky": ("tương kỵ", "tương kị", "trộn chung", "pha chung", "truyền chung", "pha cùng", "trộn lẫn",
                  "chung bơm tiêm", "chung dây truyền"),
     "do_on_dinh_va_bao_quan": ("bảo quản", "độ ổn định", "cất giữ", "cất thuốc", "sau khi mở", "đã mở nắp", "mở nắp",
                                "khi đã mở", "giữ được mấy ngày", "để được mấy ngày", "để được bao lâu",
-                               "giữ được bao lâu"),
+                               "giữ được bao lâu", "đã mở", "mở ra rồi", "mở hộp rồi", "mở lọ", "mở chai",
+                               "bóc khỏi vỉ", "bóc vỉ", "đã bẻ", "bẻ đôi rồi", "sau khi pha", "pha rồi", "hạn dùng"),
     "qua_lieu_va_xu_tri": ("quá liều", "ngộ độc"),
-    "thong_tin_quy_che": ("thông tin quy chế", "quy chế", "kê đơn", "thuốc gây nghiện", "hướng thần"),
+    "thong_tin_quy_che": ("thông tin quy chế", "quy chế", "kê đơn", "thuốc gây nghiện", "hướng thần",
+                          "thuốc hướng thần", "quản lý đặc biệt", "thuốc kiểm soát đặc biệt", "thuốc tiền chất"),
 }
 _NAMES_LONGEST_FIRST = sorted(
     ((tuple(words(name)), name, key) for key, names in SECTION_NAMES.items() for name in names),
@@ -178,6 +190,34 @@ def _asks_effect(ev: TurnEvidence, frame: QueryFrame) -> bool:
     return (bool(ev.conditions) or has_phrase(ev.text, ("có gây", "gây ra"))) and not confident_elsewhere
 
 
+# "Doxycyclin dùng phòng sốt rét được không?", "X có dùng cho viêm thanh khí phế quản không?": whether
+# the drug is indicated for a condition.
+USED_FOR = ("dùng cho", "dùng để", "dùng phòng", "dùng trị", "dùng chữa", "dùng điều trị", "trị được", "chữa được",
+            "có trị", "có chữa", "điều trị được", "dùng để trị", "dùng để chữa", "dùng để phòng", "dự phòng được")
+DISEASE_HEADS = ("viêm", "nhiễm", "nhiễm khuẩn", "ung thư", "hội chứng", "loét", "sốt", "bệnh lý")
+_PATIENT_BEFORE_CONDITION = frozenset(fold(w) for w in ("người", "bệnh", "nhân", "bị", "mắc", "tôi", "em", "mình"))
+
+
+def _asks_indication(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    if not frame.drugs or frame.section_key is not None or named_section(ev.text) is not None \
+            or frame.turn_type not in (TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW):
+        return False
+    tokens = [fold(w) for w in words(ev.text)]
+    for start, length in ((s, len(words(p))) for _e, s, p in _phrase_positions(ev.text, USED_FOR)):
+        after = start + length
+        if after < len(tokens) and has_phrase(" ".join(words(ev.text)[after : after + 2]), DISEASE_HEADS):
+            return True  # a disease the lexicon does not list ("viêm thanh khí phế quản")
+        for mention in ev.conditions:
+            gap = tokens[after : mention.start]
+            if 0 <= len(gap) <= 1 and not (_PATIENT_BEFORE_CONDITION & set(gap)) and mention.start >= after:
+                return True  # the condition follows the use phrase, not a patient ("dùng cho người hen")
+    return False
+
+
+def _phrase_positions(text: str, phrases: tuple[str, ...]) -> list[tuple[int, int, str]]:
+    return [(end, start, phrase) for start, end, phrase in phrase_set(phrases).find(text)]
+
+
 THERAPEUTIC_EFFECTS = ("hạ sốt", "giảm đau", "hạ huyết áp", "hạ áp", "giảm ho", "hết đau", "khỏi", "giảm viêm",
                        "chống viêm", "dễ ngủ", "ngủ ngon", "giảm mỡ", "hạ mỡ máu", "hạ đường huyết nhanh")
 
@@ -222,7 +262,8 @@ def _two_drugs_together(ev: TurnEvidence, frame: QueryFrame) -> bool:
         return False
     # "Bắt đầu dùng amiodaron thì giảm liều warfarin bao nhiêu?" asks what one does to the other.
     return (has_phrase(ev.text, INTERACTION_WORDS) and named_section(ev.text) in (None, "tuong_tac_thuoc")) \
-        or has_phrase(ev.text, DOSE_CHANGE_WORDS)
+        or has_phrase(ev.text, DOSE_CHANGE_WORDS) \
+        or (named_section(ev.text) == "qua_lieu_va_xu_tri" and _toxicity_of_a_combination(ev, frame))
 
 
 def _vague_second(ev: TurnEvidence, frame: QueryFrame) -> bool:
@@ -236,7 +277,9 @@ def _vague_second(ev: TurnEvidence, frame: QueryFrame) -> bool:
 
 
 # "mấy viên trắng trắng kia", "cái thuốc hồng hồng đó": a pill pointed at, not named.
-_THAT_PILL_RE = re.compile(r"\b(?:vien|thuoc)\b(?:\s+\w+){0,3}\s+kia\b")
+# "viên con nhộng xanh trắng", "viên màu vàng": a pill described by its look, not named.
+_THAT_PILL_RE = re.compile(r"\b(?:vien|thuoc)\b(?:\s+\w+){0,3}\s+kia\b|\bcon nhong\b"
+                           r"|\bvien(?: nang| nen| sui)? (?:mau|xanh|trang|vang|hong|tim|nau|cam)\b")
 
 
 # "thuốc huyết áp", "thuốc tiểu đường": a class of medicines, not one the book can be asked about.
@@ -260,7 +303,11 @@ def _personal_dose(ev: TurnEvidence, frame: QueryFrame) -> bool:
         return False
     facts = ev.facts
     return (facts.age is not None or facts.weight_kg is not None or facts.population is not None
-            or has_phrase(ev.text, QUANTITY_WORDS))
+            or has_phrase(ev.text, QUANTITY_WORDS)
+            # "Liều Zoloft bao nhiêu?" asks an amount for someone; "liều ở người chạy thận bao nhiêu" asks
+            # the book's adjustment for a state, which the section answers as written.
+            or (has_phrase(ev.text, ("liều",)) and has_phrase(ev.text, ("bao nhiêu", "mấy mg", "nhiêu"))
+                and not facts.conditions and facts.renal_clearance_ml_min is None))
 
 
 # "Metformin uống thế nào?" asks how to take it — not a vague question.
@@ -282,6 +329,16 @@ NAMED_SECTION_YIELDS_TO = 0.6
 YIELDING_PAIRS = frozenset({("tac_dung_khong_mong_muon", "huong_dan_xu_tri_adr"),
                             ("lieu_luong_va_cach_dung", "qua_lieu_va_xu_tri"),
                             ("tuong_tac_thuoc", "tuong_ky")})
+
+
+TAKEN_TOGETHER = ("dùng cùng", "uống cùng", "dùng chung", "uống chung", "phối hợp", "kết hợp", "dùng đồng thời",
+                  "uống kèm", "dùng kèm", "cùng với")
+
+
+def _toxicity_of_a_combination(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    """"Carbamazepin dùng cùng clarithromycin thì bao lâu bị ngộ độc?": the toxicity comes from the
+    interaction — the interaction sections answer it, not the overdose section."""
+    return len(frame.drugs) >= 2 and has_phrase(ev.text, TAKEN_TOGETHER)
 
 
 def _interaction_with_nothing(frame: QueryFrame) -> bool:
@@ -332,7 +389,7 @@ CUE_TABLE: tuple[Cue, ...] = (
         "section Quá liều và xử trí (never the dosing section)", '"quá liều" contains "liều"',
         lambda ev, f: bool(f.drugs) and f.turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DOSING_CALC,
                                                         TurnType.DRUG_OVERVIEW)
-        and has_phrase(ev.text, OVERDOSE_QUESTION),
+        and has_phrase(ev.text, OVERDOSE_QUESTION) and not _toxicity_of_a_combination(ev, f),
         lambda ev, f: _update(f, "overdose_question", turn_type=TurnType.DRUG_ATTRIBUTE,
                               section_key="qua_lieu_va_xu_tri")),
     Cue("about_assistant", "bạn là ai, bạn là chatbot gì, bạn làm được gì",
@@ -394,6 +451,11 @@ CUE_TABLE: tuple[Cue, ...] = (
         lambda ev, f: _update(f, "asks_effect", turn_type=TurnType.DRUG_ATTRIBUTE,
                               section_key="tac_dung_khong_mong_muon", section_candidates=[],
                               attribute=SECTION_TITLES["tac_dung_khong_mong_muon"])),
+    Cue("asks_indication", "a drug and 'dùng cho / dùng phòng / trị được' a condition, no section named",
+        "the indications section", "'Doxycyclin dùng phòng sốt rét được không?' asks whether it is indicated",
+        _asks_indication,
+        lambda ev, f: _update(f, "asks_indication", turn_type=TurnType.DRUG_ATTRIBUTE, section_key="chi_dinh",
+                              section_candidates=[], attribute=SECTION_TITLES["chi_dinh"])),
     Cue("personal_dose", "a dose question with age, weight, who, or 'mấy viên / bao nhiêu ml'",
         "dosing_calc (the paediatric gates apply)", "a personal dose needs the population, age and weight",
         _personal_dose,

@@ -28,7 +28,7 @@ import yaml
 from rapidfuzz.distance import Levenshtein
 
 from duocthu.config import PROJECT_ROOT
-from duocthu.text import fold, folded_words, has_diacritics, word_forms, words
+from duocthu.text import fold, folded_words, has_diacritics, normalize, word_forms, words
 from duocthu.types import DrugEntry
 
 LEXICON_DIR = PROJECT_ROOT / "data" / "understanding"
@@ -248,11 +248,20 @@ class DrugResolver:
         for spelling_owner in self._others.values():
             for spelling in spelling_owner.spellings:
                 by_folded.setdefault(fold(spelling), spelling_owner)
+        products = {fold(spelling): product for product in self._products.values()
+                    for spelling in (product.name, *product.spellings)}
+        expanded: list[str] = []
         for name in names:
+            expanded.append(name)
+            product = products.get(fold(name))
+            if product is not None:  # "Xarelto" → rivaroxaban: the book names the ingredient, not the brand
+                expanded += [c for c in product.components if self.book_drug_for(c) is None]
+        for name in expanded:
             terms.append(name)
             other = by_folded.get(fold(name))
             if other is not None:
-                terms += [other.name, *other.spellings]
+                # the class too: "thuốc chống đông" is how a monograph names rivaroxaban
+                terms += [other.name, *other.spellings, *([other.drug_class] if other.drug_class else [])]
         return list(dict.fromkeys(t for t in terms if t.strip()))
 
     def book_drug_for(self, name: str) -> str | None:
@@ -271,6 +280,8 @@ class DrugResolver:
     def resolve(self, text: str) -> Resolution:
         raw_forms, folded_forms, accented = word_forms(text)
         raw, tokens = list(raw_forms), list(folded_forms)
+        cased = re.findall(r"\w+", normalize(text))
+        acronym = [len(cased) == len(raw) and len(w) >= 3 and w.isupper() for w in cased] if cased else []
         taken = [False] * len(tokens)
         mentions: list[DrugMention] = []
         unknown: list[UnknownName] = []
@@ -313,7 +324,8 @@ class DrugResolver:
                 mentions.append(DrugMention(drug_id, raw[i], label, i, i + 1, fuzzy=True))
             elif close or near:
                 ambiguous.append(AmbiguousMention(raw[i], tuple(d for d, _, _ in close + near), i))
-            elif INN_STEM_RE.search(token) or self._in_drug_context(tokens, i):
+            elif INN_STEM_RE.search(token) or (self._in_drug_context(tokens, i) and not acronym[i]):
+                # an acronym with a number ("TIRADS 3", "HbA1c") is a score or a test, not a medicine
                 unknown.append(UnknownName(raw[i], "unlisted", None, i))
             else:
                 leftovers.append((i, raw[i]))

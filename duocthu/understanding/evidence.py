@@ -24,7 +24,7 @@ SCAFFOLDING = (
     "hỏi thăm về", "hỏi một chút về", "thắc mắc về", "xin hỏi", "về", "thuốc", "hỏi", "biết", "muốn", "chút",
     "một chút", "với", "thế nào", "như thế nào", "ra sao", "sao", "ạ", "nhé", "nha", "vậy", "ơi", "bạn", "ok",
     "không", "ko", "k", "gì", "có", "được", "đc", "dc", "hả", "hở", "nhỉ", "thế", "đấy", "à", "cho", "tôi", "mình",
-    "em", "biết thêm về", "muốn biết về",
+    "em", "biết thêm về", "muốn biết về", "e", "a", "ah", "ak",
 )
 
 

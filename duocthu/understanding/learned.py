@@ -23,7 +23,7 @@ import numpy as np
 
 from duocthu.budget import RequestBudget
 from duocthu.sections import SECTION_TITLES
-from duocthu.text import fold, folded_words, normalize, token_matches, words
+from duocthu.text import fold, folded_words, has_diacritics, normalize, token_matches, words
 from duocthu.understanding.carryover import carry_over
 from duocthu.understanding.conditions import ConditionLexicon
 from duocthu.understanding.cues import (
@@ -243,20 +243,41 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
     """The condition in the book's words: each synonym it contains replaced by the other forms,
     then the book's indication phrases that the user's words contain (:func:`book_indication_within`)."""
     alternatives: list[str] = []
-    tokens = words(condition)
-    for mention in lexicon.find(condition):
-        if mention.condition.from_corpus:
-            continue
-        for form in (mention.condition.label, *mention.condition.forms):
-            phrase = " ".join([*tokens[: mention.start], form, *tokens[mention.end :]])
-            if phrase != condition and len(words(form)) >= 1:
-                alternatives.append(phrase)
-    causes = _cause_parts(condition, lexicon)
+    respelled = _respelled(condition)
+    if respelled != condition:
+        alternatives.append(respelled)  # "gút mãn tính" → the book's "gút mạn tính"
+        condition = respelled
     headless = _without_head(condition, GENERIC_HEADS) or _without_head(condition, PURPOSE_HEADS)
+    # "bệnh cao huyết áp": the synonyms of the condition without its head too ("tăng huyết áp").
+    for phrasing in (condition, *([headless] if headless else [])):
+        tokens = words(phrasing)
+        for mention in lexicon.find(phrasing):
+            if mention.condition.from_corpus:
+                continue
+            for form in (mention.condition.label, *mention.condition.forms):
+                phrase = " ".join([*tokens[: mention.start], form, *tokens[mention.end :]])
+                if phrase != phrasing and len(words(form)) >= 1:
+                    alternatives.append(phrase)
+    causes = _cause_parts(condition, lexicon)
     narrower = book_indication_starting_with(headless or condition, lexicon)
     bare = [headless] if headless and len(words(headless)) >= 2 else []
+    organism = _without_head(condition, INFECTION_HEADS)
+    if organism and len(words(organism)) == 1 and not has_diacritics(organism) and len(organism) >= 5:
+        bare.append(organism)  # "nhiễm Shigella": the book names the organism ("Lỵ trực khuẩn do Shigella")
     return list(dict.fromkeys([*alternatives[:12], *book_indication_within(condition, lexicon), *causes, *bare,
                                *narrower]))
+
+
+# Spellings in common use that the book writes otherwise (southern "mãn tính" for "mạn tính").
+RESPELLINGS = {"mãn": "mạn", "gout": "gút", "goute": "gút"}
+
+
+def _respelled(condition: str) -> str:
+    return " ".join(RESPELLINGS.get(w, w) for w in words(condition))
+
+
+# Words before an organism's name ("nhiễm Shigella", "nhiễm khuẩn Helicobacter").
+INFECTION_HEADS = ("nhiễm", "nhiễm khuẩn", "nhiễm trùng", "nhiễm vi khuẩn", "nhiễm nấm", "vi khuẩn", "bị nhiễm")
 
 
 # Words users put before a condition's name that the book leaves out ("mụn trứng cá", "bệnh lậu").

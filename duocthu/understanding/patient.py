@@ -64,7 +64,9 @@ ALLERGEN_WORDS = frozenset(fold(w) for w in (
     "fluoroquinolon", "aspirin", "nsaid", "codein", "opioid", "morphin", "latex", "beta-lactam", "betalactam"))
 PAST_USE_CUES = ("hồi trước", "trước đây", "từng uống", "từng dùng", "đã từng", "lần trước", "dạo trước", "hồi xưa",
                  "hồi bé", "hồi nhỏ", "lúc bé", "lúc nhỏ", "hồi trẻ", "mấy năm trước", "từng tiêm", "lần đó",
-                 "năm ngoái", "trước kia")
+                 "năm ngoái", "trước kia",
+                 # "từng bị nổi mày đay sau khi uống aspirin": a past reaction, the drug named as its cause
+                 "từng bị", "từng lên", "đã từng bị")
 REACTION_WORDS = ("bị", "dị ứng", "nổi mẩn", "mẩn ngứa", "phù", "khó thở", "hen", "sốc", "ngứa", "phát ban", "mày đay",
                   "mề đay", "bóng nước", "phồng rộp", "đi cấp cứu", "phải cấp cứu", "phản vệ")
 # Words after which a condition is what a drug may cause, not what the patient has ("có làm giảm tiểu cầu không").
@@ -181,8 +183,9 @@ def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None
             action = folded[end] in _SECOND_ACTION_WORDS
             if reaction and action and folded[end - 1] not in _TRIGGER_WORDS:
                 break  # "dị ứng thời tiết uống thêm X": X is asked; "dị ứng khi uống X": X is the cause
-            if names_at is not None and not reaction and action and (named or end > start + n + 2):
-                break
+            if names_at is not None and not reaction and action and (named or end > start + n + 2) \
+                    and folded[end - 1] not in _TRIGGER_WORDS:
+                break  # "… sau khi uống X": X is the cause of what happened, still in the past
             named = named or (names_at is not None and end in names_at)
             end += 1
         spans.append((start + n, end))

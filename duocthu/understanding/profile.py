@@ -63,11 +63,12 @@ def patient_profile(frame: QueryFrame, lexicon: ConditionLexicon, resolver: Drug
             and clearance < severe_renal.clearance_below and SEVERE_RENAL not in labels:
         labels.append(SEVERE_RENAL)
     medications = [medication_term(d, resolver) for d in patient.current_medications]
-    medications += [MedicationTerm(name, (name,)) for name in patient.other_medications]
-    # A medicine not in the book named anywhere in the conversation ("ngày nào cũng uống rifampicin"):
-    # what the book says about it is shown, without claiming it is being taken.
-    medications += [MedicationTerm(name, (name,), taken=False) for name in frame.unknown_drugs
-                    if name not in patient.other_medications]
+    # A medicine not in the book is looked for by its names and class ("Xarelto" → rivaroxaban, "thuốc
+    # chống đông"); one named anywhere in the conversation ("ngày nào cũng uống rifampicin") is screened
+    # too, without claiming it is being taken.
+    medications += [MedicationTerm(name, tuple(resolver.other_drug_terms([name]))) for name in patient.other_medications]
+    medications += [MedicationTerm(name, tuple(resolver.other_drug_terms([name])), taken=False)
+                    for name in frame.unknown_drugs if name not in patient.other_medications]
     return PatientProfile(
         age_years=frame.age_years, age_text=frame.age_text,
         pediatric=frame.population is Population.PEDIATRIC, elderly=frame.population is Population.ELDERLY,

@@ -29,7 +29,8 @@ SYMPTOM_HEADS = (
 
 AMBIGUOUS_CONDITIONS = frozenset(
     fold(c) for c in ("đau", "viêm", "nhiễm khuẩn", "nhiễm trùng", "bệnh", "ung thư", "nhiễm nấm", "dị ứng",
-                      "đau nhức", "nhiễm virus", "bệnh tim", "khó chịu", "mệt", "mệt mỏi", "không khỏe", "ốm")
+                      "đau nhức", "nhiễm virus", "bệnh tim", "khó chịu", "mệt", "mệt mỏi", "không khỏe", "ốm",
+                      "khỏe", "khỏe người", "bồi bổ")
 )
 
 REVERSE_FILLER = (

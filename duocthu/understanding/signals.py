@@ -42,7 +42,9 @@ SELF_HARM_PHRASES = (
 )
 # "thì chết", "để chết" only count with a quantity question or a first-person wish (see is_self_harm).
 _WEAK_SELF_HARM = ("thì chết", "để chết", "sẽ chết", "cho chết", "liều gây chết", "liều chết người", "liều tử vong",
-                   "gây tử vong", "cho xong", "đi luôn", "ngủ luôn", "hết khổ", "cho nhẹ người", "một lần cho xong")
+                   "gây tử vong", "cho xong", "đi luôn", "ngủ luôn", "hết khổ", "cho nhẹ người", "một lần cho xong",
+                   # being a burden, said beside a whole pack: "mọi người sẽ nhẹ gánh hơn"
+                   "nhẹ gánh", "đỡ gánh", "bớt gánh", "đỡ khổ")
 _QUANTITY_WORDS = ("bao nhiêu", "mấy viên", "mấy vỉ", "bao nhiêu viên", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nhiêu",
                    "bao nhiêu đơn vị", "mấy ống", "cả bút", "hết bút", "hết cả", "cả hộp", "hết hộp", "cả chai",
                    "hết chai", "một lúc", "cùng một lúc")
@@ -62,6 +64,7 @@ OVERDOSE_TAKEN_PHRASES = (
     "uống cả vỉ", "uống hết vỉ", "uống cả lọ", "uống hết lọ", "uống hết cả", "nuốt cả", "ăn nhầm", "cắn vỡ",
     "uống gấp đôi", "uống gấp ba", "uống dồn", "uống quá nhiều rồi",
     "lỡ cho uống", "lỡ tay cho", "cho uống nhầm", "bé nuốt", "con nuốt", "cháu nuốt", "trẻ nuốt",
+    "vừa nuốt", "đã nuốt", "nuốt mất", "nuốt phải", "lần liền", "uống trùng liều", "uống trùng",
     "nuốt mấy viên", "nuốt phải", "uống phải", "nhai mất", "uống mất", "ăn mất", "chục viên", "cả nắm",
     "nuốt mất", "nuốt hết", "hết nửa chai", "hết cả chai", "hết nửa lọ", "hết cả hộp", "hết nửa vỉ", "hết cả vỉ", "lỡ tiêm", "tiêm nhầm", "lỡ bấm", "bấm nhầm", "thay vì", "tiêm quá tay",
     "uống quá liều rồi",
@@ -87,6 +90,8 @@ EMERGENCY_SIGNS = (
     "chảy máu không ngừng", "lơ mơ", "hôn mê", "bất tỉnh", "ngất xỉu", "ngất", "gọi không dậy", "lay không dậy",
     "không tỉnh", "méo miệng", "yếu nửa người", "liệt nửa người", "nói ngọng đột ngột", "đau đầu dữ dội",
     "sốc phản vệ", "tụt huyết áp", "mạch rất nhanh", "ngừng thở", "li bì", "không phản ứng",
+    # bleeding from the gut, and a blistering rash with fever after a drug (Stevens-Johnson)
+    "bã cà phê", "nôn ra dịch đen", "đau bụng dữ dội", "bọng nước", "bong tróc", "phồng rộp", "tróc da",
 )
 _NOW_MARKERS = (
     "đang", "bị", "vừa", "bây giờ", "giờ", "hiện", "tự nhiên", "đột ngột", "đột nhiên", "sau khi", "tôi", "mình",
@@ -95,7 +100,10 @@ _NOW_MARKERS = (
 )
 
 _HISTORY_MARKERS = ("từng", "tiền sử", "trước đây", "hồi trước", "hồi nhỏ", "năm ngoái", "hay bị", "thường bị",
-                    "thỉnh thoảng", "mỗi khi", "mỗi lần", "khi bị", "nếu bị", "bệnh", "bị bệnh")
+                    "thỉnh thoảng", "mỗi khi", "mỗi lần", "khi bị", "nếu bị", "bệnh", "bị bệnh", "hội chứng",
+                    "mùa đông", "trời lạnh", "khi lạnh", "gặp lạnh", "lâu nay", "nhiều năm", "từ lâu")
+# "từng mảng", "từng cơn": "từng" meaning "each", not "ever".
+_EACH_RE = re.compile(r"\btung (?:mang|con|dot|chut|vien|lan|nguoi|ngay|cai|dam|vet|bo phan)\b")
 _NOW_STRONG = ("đang", "bây giờ", "vừa", "tự nhiên", "đột ngột", "đột nhiên", "hiện giờ", "lúc này", "cấp cứu")
 
 
@@ -165,8 +173,9 @@ def is_emergency(text: str, has_sign: bool | None = None) -> bool:
     sign = has_phrase(text, EMERGENCY_SIGNS) if has_sign is None else has_sign
     if not sign or has_phrase(text, _DRUG_FACT_QUESTIONS):
         return False
-    if sum(has_phrase(text, (s,)) for s in EMERGENCY_SIGNS) >= 3 and not has_phrase(text, _HISTORY_MARKERS):
+    history = has_phrase(_EACH_RE.sub(" ", fold(text)), _HISTORY_MARKERS)
+    if sum(has_phrase(text, (s,)) for s in EMERGENCY_SIGNS) >= 3 and not history:
         return True  # several signs described together (chest pain spreading to the jaw, sweating …) are now
-    if has_phrase(text, _HISTORY_MARKERS) and not has_phrase(text, _NOW_STRONG):
+    if history and not has_phrase(text, _NOW_STRONG):
         return False  # a condition the patient has had ("từng bị co giật"), not an emergency now
     return has_phrase(text, _NOW_MARKERS)
