@@ -242,3 +242,15 @@ def test_an_amount_of_a_dose_asked_without_anyone_is_personal():
 def test_not_allowed_is_a_contraindication_relation():
     from duocthu.understanding.cues import _reverse_relation
     assert _reverse_relation("Cho con bú thì thuốc nào không được phép uống")[1] is ConditionRelation.CONTRAINDICATION
+
+
+def test_an_allergy_named_in_a_reverse_lookup_is_the_patient_s_not_asked():
+    ok, _ = fires("reverse_lookup", "thuoc nao tri viem xoang cho nguoi di ung penicilin", TurnType.CONDITION_TO_DRUG,
+                  model_turn_type="condition_to_drug")
+    assert ok
+
+
+def test_starting_one_drug_while_on_another_is_their_interaction():
+    ev = evidence("Khi bắt đầu fluconazol thì liều warfarin phải giảm bao nhiêu?", "drug_attribute",
+                  "lieu_luong_va_cach_dung")
+    assert cue_by_id("two_drugs_together").applies(ev, base_frame(ev, TurnType.DOSING_CALC, "lieu_luong_va_cach_dung"))

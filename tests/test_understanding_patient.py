@@ -122,3 +122,11 @@ def test_a_creatinine_clearance_is_an_adult_dose_question():
 def test_a_drug_after_sau_khi_in_a_past_reaction_is_its_cause():
     f = facts("Tôi từng bị phù môi sau khi uống aspirin, giờ đau đầu uống paracetamol được không?")
     assert "acid_acetylsalicylic" in f.allergies and "acid_acetylsalicylic" in f.history_drugs
+
+
+def test_a_positive_home_test_is_a_pregnancy():
+    assert facts("Em thử que 2 vạch rồi, đang uống thuốc động kinh").pregnant
+
+
+def test_taking_it_every_day_is_the_conversation_s_drug_taken():
+    assert facts("Tôi uống nó mỗi ngày, giờ đau lưng uống ibuprofen được không?").current_pronoun

@@ -64,3 +64,10 @@ def test_asked_units():
     assert asked_unit("giảm liều warfarin bao nhiêu phần trăm") == "%"
     assert asked_unit("pha xong để được bao lâu") == "thời gian"
     assert asked_unit("liều bao nhiêu mg") is None  # a dose goes through the dosing gates
+
+
+def test_how_many_weeks_or_months_asks_a_time():
+    from duocthu.understanding.quantities import asked_unit
+
+    assert asked_unit("mở lọ rồi dùng được bao nhiêu tuần") == "thời gian"
+    assert asked_unit("để được bao nhiêu tháng") == "thời gian"

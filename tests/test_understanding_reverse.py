@@ -92,3 +92,12 @@ def test_asking_for_a_list_or_having_a_disease_names_no_condition(text):
 
 def test_a_book_phrase_with_the_word_mac_keeps_it():
     assert split("Thuốc nào trị viêm phổi mắc phải cộng đồng?")[0] == "viêm phổi mắc phải cộng đồng"
+
+
+def test_an_organ_failure_beside_another_condition_is_the_patient_s_state():
+    asked, patient = split("Bị gút mà suy gan thì dùng thuốc gì?")
+    assert asked == "gút" and patient == ["suy gan"]
+
+
+def test_what_a_drug_should_do_to_one_word_condition_is_stripped():
+    assert split("Thuốc nào để giảm phù?")[0] == "phù"

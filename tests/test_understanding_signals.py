@@ -145,3 +145,20 @@ def test_a_burden_said_beside_a_whole_pack_is_self_harm():
                                   "Bố tôi quên nên uống thuốc tim 2 lần liền, giờ thấy mệt"])
 def test_a_child_swallowing_pills_and_a_doubled_dose_are_overdoses_taken(text):
     assert is_overdose_taken(text)
+
+
+def test_keeping_half_a_tablet_is_storage_but_saving_up_tablets_is_a_plan():
+    assert not is_self_harm("Viên thuốc bẻ đôi, nửa còn lại để dành được mấy ngày?")
+    assert is_self_harm("Mình để dành được 30 viên thuốc ngủ rồi")
+
+
+@pytest.mark.parametrize("text", ["Nôn ra máu cục, đau bụng dữ dội, uống thuốc gì cho đỡ?",
+                                  "Tiêm morphin xong bố tôi thở rất chậm, gọi khó tỉnh"])
+def test_two_signs_together_or_slowed_breathing_are_emergencies(text):
+    assert is_emergency(text)
+
+
+@pytest.mark.parametrize("text", ["Mẹ tôi quên nên uống thuốc tim hai lần sáng nay",
+                                  "Bé nhà tôi vừa ăn mấy viên thuốc của ông"])
+def test_a_forgotten_repeat_and_a_child_eating_tablets_are_overdoses_taken(text):
+    assert is_overdose_taken(text)

@@ -343,9 +343,12 @@ class RagAgent:
             pool += kept
         names = [self._display.get(d, d) for d in frame.drugs]
         if not pool:
-            return TurnResult("abstain", "no_interaction_evidence", msg.no_interaction_message(names),
+            # The notices (a component the book does not cover, a name read as another) are part of the reply.
+            notices = self._notices(frame)
+            return TurnResult("abstain", "no_interaction_evidence",
+                              "\n".join([*notices, msg.no_interaction_message(names)]),
                               route="interaction", steps=tuple(steps), safety=screen.findings,
-                              notices=tuple(self._notices(frame)))
+                              notices=tuple(notices))
         decision = decide([*pool, *screen.hits])
         if decision.outcome is Outcome.ABSTAIN:
             return TurnResult("abstain", decision.reason, msg.abstain_message(decision.reason), route="interaction",

@@ -162,8 +162,10 @@ def _reverse_relation(text: str) -> tuple[TurnType, ConditionRelation]:
 
 def _asks_reverse(ev: TurnEvidence, frame: QueryFrame) -> bool:
     # A medicine named as being taken ("đang điều trị HIV bằng nelfinavir") is the patient's, not asked.
-    asked_unknown = [u for u in ev.resolution.unknown if u.name not in ev.facts.other_medications]
-    asked = [d for d in frame.drugs if d not in frame.patient.current_medications]
+    # So is one the patient is allergic to ("cho người dị ứng penicilin").
+    background = {fold(n) for n in (*ev.facts.other_medications, *ev.facts.allergies)}
+    asked_unknown = [u for u in ev.resolution.unknown if fold(u.name) not in background]
+    asked = [d for d in frame.drugs if d not in frame.patient.current_medications and d not in ev.facts.allergies]
     if "avoid_with_taken" in frame.cues:
         return False
     if not frame.patient.current_medications and has_phrase(ev.text, INTERACTION_ONLY_WORDS):
@@ -253,7 +255,8 @@ def _as_interaction(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
                    section_key="tuong_tac_thuoc")
 
 
-DOSE_CHANGE_WORDS = ("bắt đầu dùng", "giảm liều", "tăng liều", "chỉnh liều", "điều chỉnh liều", "khi đang")
+DOSE_CHANGE_WORDS = ("bắt đầu dùng", "giảm liều", "tăng liều", "chỉnh liều", "điều chỉnh liều", "khi đang",
+                     "bắt đầu", "phải giảm", "phải tăng", "giảm bao nhiêu", "tăng bao nhiêu", "khi dùng thêm")
 
 
 def _two_drugs_together(ev: TurnEvidence, frame: QueryFrame) -> bool:

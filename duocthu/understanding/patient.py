@@ -42,6 +42,9 @@ ROUTE_WORDS = {
 PREGNANCY_WORDS = (
     "có thai", "mang thai", "bầu", "có bầu", "mang bầu", "bà bầu", "phụ nữ có thai", "đang mang thai",
     "thai kỳ", "đang bầu", "thai phụ", "sản phụ", "đang có em bé", "tuần thai",
+    # a positive home test
+    "que 2 vạch", "que hai vạch", "thử que 2 vạch", "lên 2 vạch", "lên hai vạch", "thử thai dương tính",
+    "que thử thai 2 vạch", "que thử thai dương tính",
 )
 NOT_PREGNANT_WORDS = ("không có thai", "chưa có thai", "không mang thai", "không bầu", "chưa bầu")
 BREASTFEEDING_WORDS = ("cho con bú", "cho bú", "đang cho bú", "nuôi con bằng sữa mẹ", "đang cho bé bú", "cho em bé bú",
@@ -160,7 +163,13 @@ def _taken_positions(text: str) -> tuple[set[int], bool]:
         span = " ".join(tokens[start + n : end])
         if has_phrase(span, PRONOUN_DRUG_REFERENCES):
             pronoun = True
+    # "Tôi uống nó mỗi ngày": the conversation's drug, taken regularly.
+    pronoun = pronoun or bool(_REGULAR_PRONOUN_RE.search(" ".join(folded)))
     return positions, pronoun
+
+
+_REGULAR_PRONOUN_RE = re.compile(r"\b(?:uong|dung|tiem|xai) (?:no|thuoc nay|thuoc do|thuoc ay)"
+                                 r" (?:moi ngay|hang ngay|deu|thuong xuyen|lau nay|suot)\b")
 
 
 _TRIGGER_WORDS = frozenset(fold(w) for w in ("khi", "lúc", "do", "sau", "vì"))

@@ -202,7 +202,7 @@ def count_taken(text: str) -> int | None:
 _ASKED_UNITS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("%", re.compile(r"\bbao nhieu (?:phan tram|%)|\bmay (?:phan tram|%)|\bphan tram\b.*\bbao nhieu")),
     ("thời gian", re.compile(r"\bmay gio\b|\bbao nhieu gio\b|\bbao lau\b|\bmay tieng\b|\bmay ngay\b"
-                             r"|\bbao nhieu ngay\b|\bmay tuan\b|\bmay thang\b")),
+                             r"|\bbao nhieu ngay\b|\bmay tuan\b|\bmay thang\b|\bbao nhieu (?:tuan|thang|tieng|nam)\b")),
     ("lần", re.compile(r"\bmay lan\b|\bbao nhieu lan\b")),
     ("phút", re.compile(r"\bmay phut\b|\bbao nhieu phut\b")),
 )

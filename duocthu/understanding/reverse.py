@@ -48,6 +48,7 @@ REVERSE_FILLER = (
     "trong dược thư", "dược thư", "trong sách", "trong sách thuốc", "gồm những thuốc nào", "gồm những thuốc gì",
     "bao gồm những thuốc nào", "gồm những", "gồm",
     # asking for a list, and having a disease, say nothing of which disease ("xin tên thuốc", "bệnh tôi đang mắc")
+    "tháng thứ", "tuần thứ", "thai tháng thứ", "thai tuần thứ",  # how far along a pregnancy is
     "vài", "một vài", "xin", "xin tên", "tên", "kể", "đang mắc", "bị mắc", "tôi mắc", "mình mắc", "em mắc", "người mắc",
 )
 # Chatter removed only as typed with its diacritics: "đây" is not the "day" of "da day" (dạ dày).
@@ -229,6 +230,13 @@ def split_conditions(
             treated = condition
         else:
             asked.append(condition)
+    if treated is None and len(asked) >= 2:
+        # "Bị đái tháo đường typ 2 mà suy thận nặng thì dùng thuốc gì?": an organ's failure beside another
+        # condition is the patient's state; the other is what needs a drug.
+        states = [c for c in asked if fold(c).startswith("suy ")]
+        if 0 < len(states) < len(asked):
+            patient += states
+            asked = [c for c in asked if c not in states]
     condition = treated or (asked[-1] if asked else None)
     if condition is None and patient:
         # "Thuốc gì dùng cho người bị động kinh?": nothing else is asked, so the patient's
@@ -257,8 +265,8 @@ def _strip_use_verb(condition: str | None) -> str | None:
     tokens = words(condition)
     for verb in sorted(_USE_VERBS, key=lambda v: -len(words(v))):
         head = words(verb)
-        if len(tokens) >= len(head) + 2 and tokens[: len(head)] == head:
-            return " ".join(tokens[len(head):])
+        if len(tokens) >= len(head) + 1 and tokens[: len(head)] == head:
+            return " ".join(tokens[len(head):])  # "giảm phù" → "phù" (what a class does was excluded above)
     return condition
 
 

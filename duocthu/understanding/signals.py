@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from duocthu.text import fold
-from duocthu.understanding.quantities import count_taken
+from duocthu.understanding.quantities import count_taken, folded_with_digits
 from duocthu.understanding.scope import has_phrase
 
 SELF_HARM_PHRASES = (
@@ -38,8 +38,10 @@ SELF_HARM_PHRASES = (
     "ra đi nhẹ nhàng", "ra đi thanh thản", "ra đi không đau", "chết nhẹ nhàng", "chết không đau", "chết êm",
     "chết thanh thản",
     # Stockpiling tablets is a plan, whatever words come with it.
-    "tích được", "tích trữ thuốc", "gom được", "để dành được", "để dành đủ", "gom thuốc", "tích thuốc",
+    "tích được", "tích trữ thuốc", "gom được", "gom thuốc", "tích thuốc",
 )
+# "để dành được 30 viên" is a plan; "nửa viên còn lại để dành được mấy ngày" asks about storage.
+_SAVED_UP_RE = re.compile(r"\b(?:de danh|giu lai|cat giu)\b(?: \w+){0,3}? (?:\d{2,}|vai chuc|may chuc|ca) ?(?:vien|vi|hop|lo)\b")
 # "thì chết", "để chết" only count with a quantity question or a first-person wish (see is_self_harm).
 _WEAK_SELF_HARM = ("thì chết", "để chết", "sẽ chết", "cho chết", "liều gây chết", "liều chết người", "liều tử vong",
                    "gây tử vong", "cho xong", "đi luôn", "ngủ luôn", "hết khổ", "cho nhẹ người", "một lần cho xong",
@@ -65,6 +67,7 @@ OVERDOSE_TAKEN_PHRASES = (
     "uống gấp đôi", "uống gấp ba", "uống dồn", "uống quá nhiều rồi",
     "lỡ cho uống", "lỡ tay cho", "cho uống nhầm", "bé nuốt", "con nuốt", "cháu nuốt", "trẻ nuốt",
     "vừa nuốt", "đã nuốt", "nuốt mất", "nuốt phải", "lần liền", "uống trùng liều", "uống trùng",
+    "quên nên uống", "quên lại uống", "quên đã uống", "ăn mấy viên", "vừa ăn", "ăn phải", "nhai mấy viên",
     "nuốt mấy viên", "nuốt phải", "uống phải", "nhai mất", "uống mất", "ăn mất", "chục viên", "cả nắm",
     "nuốt mất", "nuốt hết", "hết nửa chai", "hết cả chai", "hết nửa lọ", "hết cả hộp", "hết nửa vỉ", "hết cả vỉ", "lỡ tiêm", "tiêm nhầm", "lỡ bấm", "bấm nhầm", "thay vì", "tiêm quá tay",
     "uống quá liều rồi",
@@ -92,6 +95,8 @@ EMERGENCY_SIGNS = (
     "sốc phản vệ", "tụt huyết áp", "mạch rất nhanh", "ngừng thở", "li bì", "không phản ứng",
     # bleeding from the gut, and a blistering rash with fever after a drug (Stevens-Johnson)
     "bã cà phê", "nôn ra dịch đen", "đau bụng dữ dội", "bọng nước", "bong tróc", "phồng rộp", "tróc da",
+    # breathing slowed and hard to wake (opioids)
+    "thở chậm", "thở rất chậm", "khó tỉnh", "gọi khó tỉnh", "lay khó tỉnh", "ngủ li bì",
 )
 _NOW_MARKERS = (
     "đang", "bị", "vừa", "bây giờ", "giờ", "hiện", "tự nhiên", "đột ngột", "đột nhiên", "sau khi", "tôi", "mình",
@@ -124,6 +129,8 @@ def is_self_harm(text: str) -> bool:
         return not has_phrase(text, _SOMEONE_ELSE)
     count = count_taken(text)
     if count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT) and has_phrase(text, _ENOUGH_WORDS):
+        return True
+    if _SAVED_UP_RE.search(folded_with_digits(text)):
         return True
     if has_phrase(text, ("cho xong",)) and not has_phrase(text, ("cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "bao nhiêu viên")) \
             and not (count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT)):
@@ -174,7 +181,7 @@ def is_emergency(text: str, has_sign: bool | None = None) -> bool:
     if not sign or has_phrase(text, _DRUG_FACT_QUESTIONS):
         return False
     history = has_phrase(_EACH_RE.sub(" ", fold(text)), _HISTORY_MARKERS)
-    if sum(has_phrase(text, (s,)) for s in EMERGENCY_SIGNS) >= 3 and not history:
+    if sum(has_phrase(text, (s,)) for s in EMERGENCY_SIGNS) >= 2 and not history:
         return True  # several signs described together (chest pain spreading to the jaw, sweating …) are now
     if history and not has_phrase(text, _NOW_STRONG):
         return False  # a condition the patient has had ("từng bị co giật"), not an emergency now
