@@ -32,7 +32,8 @@ def _section_limits(section_key: str, text: str) -> tuple[PopulationLimit, ...]:
                  if _CHILDREN_HEADER_RE.match(fold(s)) and not any(limit.sentence == s for limit in declined)]
     return tuple(
         replace(limit, conditional=not names_no_circumstance(limit.sentence))
-        for limit in declined if limit.kind == "age" and limit.max_age_years is not None
+        for limit in declined
+        if (limit.kind == "age" and limit.max_age_years is not None) or limit.kind == "weight"
     )
 
 

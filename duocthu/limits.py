@@ -23,6 +23,7 @@ NEWBORN_YEARS = 28 / 365
 _NUMBER = r"(\d+(?:[.,]\d+)?)"
 _UNDER_AGE_RE = re.compile(r"(?:duoi|< ?)\s*" + _NUMBER + r"\s*(tuoi|thang tuoi|thang|tuan tuoi|tuan|ngay tuoi)")
 _FROM_AGE_RE = re.compile(r"\b(?:nguoi|benh nhan)\s*(?:tren|>)\s*" + _NUMBER + r"\s*tuoi")
+_UNDER_WEIGHT_RE = re.compile(r"(?:duoi|< ?)\s*" + _NUMBER + r"\s*kg\b")
 _NEWBORN_RE = re.compile(r"\btre (?:so sinh|de non|sinh non)\b|\bso sinh\b")
 _CHILDREN_ONLY_RE = re.compile(r"^\s*tre em\s*[.;]?\s*$")
 _PREGNANCY_START_RE = re.compile(
@@ -70,6 +71,8 @@ def parse_limits(sentence: str) -> list[PopulationLimit]:
             PopulationLimit("age", sentence, min_age_years=float(m.group(1).replace(",", ".")), conditional=conditional)
             for m in _FROM_AGE_RE.finditer(folded)
         ]
+        limits += [PopulationLimit("weight", sentence, max_weight_kg=float(m.group(1).replace(",", ".")),
+                                   conditional=conditional) for m in _UNDER_WEIGHT_RE.finditer(folded)]
         if _PREGNANCY_START_RE.match(folded):
             limits.append(PopulationLimit("pregnancy", sentence, trimesters=_trimesters(folded), conditional=conditional))
         if _BREASTFEEDING_RE.search(folded) and (_PREGNANCY_START_RE.match(folded) or folded.strip().startswith(

@@ -35,12 +35,13 @@ class PopulationLimit:
     the safety screen quotes.
     """
 
-    kind: str  # "age" | "pregnancy" | "breastfeeding"
+    kind: str  # "age" | "weight" | "pregnancy" | "breastfeeding"
     sentence: str
     max_age_years: float | None = None  # applies below this age (exclusive)
     min_age_years: float | None = None  # applies from this age on
     trimesters: tuple[int, ...] = ()  # pregnancy: the trimesters named (empty: the whole pregnancy)
     conditional: bool = False  # only for a use, form or circumstance ("dạng tiêm", "dùng để …")
+    max_weight_kg: float | None = None  # weight: applies below this body weight ("cân nặng dưới 35 kg")
 
     def to_payload(self) -> dict[str, Any]:
         data = asdict(self)
@@ -53,7 +54,7 @@ class PopulationLimit:
             kind=str(data["kind"]), sentence=str(data["sentence"]),
             max_age_years=data.get("max_age_years"), min_age_years=data.get("min_age_years"),
             trimesters=tuple(int(t) for t in data.get("trimesters") or ()),
-            conditional=bool(data.get("conditional", False)),
+            conditional=bool(data.get("conditional", False)), max_weight_kg=data.get("max_weight_kg"),
         )
 
 

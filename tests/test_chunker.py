@@ -90,3 +90,10 @@ def test_a_dosing_line_declining_all_children_is_an_under_18_limit():
 
     limits = _section_limits("lieu_luong_va_cach_dung", "Người lớn: 5 mg/ngày. Trẻ em: chưa có dữ liệu, không khuyến cáo.")
     assert [(l.kind, l.max_age_years, l.conditional) for l in limits] == [("age", 18.0, False)]
+
+
+def test_a_weight_limit_is_parsed_with_the_age_limit():
+    from duocthu.chunker import _section_limits
+
+    limits = _section_limits("lieu_luong_va_cach_dung", "Trẻ dưới 6 tuổi hoặc cân nặng dưới 20 kg: không dùng.")
+    assert {(l.kind, l.max_age_years, l.max_weight_kg) for l in limits} == {("age", 6.0, None), ("weight", None, 20.0)}

@@ -172,3 +172,10 @@ def test_a_phrase_continued_the_opposite_way_echoes_nothing(demo_runtime):
     said = ["Tim tôi hay đập nhanh, uống bisoprolol được không"]  # the book forbids a slow heart rate
     result = screen_patient(demo_runtime.store, ["bisoprolol"], PatientProfile(), stated=["nhịp tim nhanh"] + said)
     assert not any("chậm" in f.quote for f in result.findings)
+
+
+def test_a_weight_under_the_dosing_section_s_limit_applies(demo_runtime):
+    light = screen(demo_runtime, ["domperidon"], age_years=13, age_text="13 tuổi", weight_kg=30, pediatric=True)
+    assert any("dưới 35 kg" in f.quote for f in light.contraindicated())
+    heavier = screen(demo_runtime, ["domperidon"], age_years=13, age_text="13 tuổi", weight_kg=40, pediatric=True)
+    assert not heavier.contraindicated()

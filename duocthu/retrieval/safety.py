@@ -89,6 +89,7 @@ class PatientProfile:
 
     age_years: float | None = None
     age_text: str | None = None
+    weight_kg: float | None = None
     pediatric: bool = False
     elderly: bool = False
     pregnant: bool = False
@@ -249,6 +250,10 @@ def _condition_applies(term: ConditionTerm, tokens: list[str], span: tuple[int, 
 def _limit_applies(limit: PopulationLimit, profile: PatientProfile) -> tuple[bool, str] | None:
     """(applies, matched fact) when a parsed limit concerns this patient, else None."""
     circumstance_met = limit.conditional and _names_a_condition(limit.sentence, profile)
+    if limit.kind == "weight":
+        if profile.weight_kg is not None and limit.max_weight_kg is not None and profile.weight_kg < limit.max_weight_kg:
+            return (not limit.conditional or circumstance_met, f"{profile.weight_kg:g} kg")
+        return None
     if limit.kind == "age":
         if profile.age_years is not None:
             younger = limit.max_age_years is not None and profile.age_years < limit.max_age_years
@@ -302,7 +307,7 @@ def screen_drug(
         own_names = (other_drug_names or {}).get(drug_id, ())
         for sentence in _sentences(hit.chunk):
             _match_sentence(sentence, profile, FindingKind.CONTRAINDICATION, safety_hit, add, own_names=own_names)
-    knows_age = profile.age_years is not None or profile.pediatric or profile.elderly
+    knows_age = profile.age_years is not None or profile.pediatric or profile.elderly or profile.weight_kg is not None
     for hit in store.find_by_section(drug_id, "lieu_luong_va_cach_dung") if knows_age else ():
         # An age group the dosing section declines to dose is an age limit, wherever the book put it.
         for limit in hit.chunk.population_limits:

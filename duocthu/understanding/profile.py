@@ -70,7 +70,7 @@ def patient_profile(frame: QueryFrame, lexicon: ConditionLexicon, resolver: Drug
     medications += [MedicationTerm(name, tuple(resolver.other_drug_terms([name])), taken=False)
                     for name in frame.unknown_drugs if name not in patient.other_medications]
     return PatientProfile(
-        age_years=frame.age_years, age_text=frame.age_text,
+        age_years=frame.age_years, age_text=frame.age_text, weight_kg=frame.weight_kg,
         pediatric=frame.population is Population.PEDIATRIC, elderly=frame.population is Population.ELDERLY,
         pregnant=patient.pregnant, trimester=patient.trimester, breastfeeding=patient.breastfeeding,
         conditions=tuple(condition_term(label, lexicon) for label in dict.fromkeys(labels)),
