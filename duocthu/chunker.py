@@ -11,10 +11,10 @@ from duocthu.limits import limits_of_sentences, names_no_circumstance
 from duocthu.text import count_tokens, fold
 from duocthu.types import Chunk, ChunkKind, PopulationLimit
 
-LIMIT_SECTIONS = frozenset({"chong_chi_dinh", "lieu_luong_va_cach_dung"})
+LIMIT_SECTIONS = frozenset({"chong_chi_dinh", "lieu_luong_va_cach_dung", "than_trong"})
 """Sections whose sentences are parsed for population limits at index time (the safety screen):
-every sentence of Chống chỉ định; in the dosing section only an age group the book declines to dose
-("Trẻ em: không khuyến cáo cho trẻ dưới 16 tuổi")."""
+every sentence of Chống chỉ định; in the dosing and caution sections only an age or weight group the
+book declines ("Trẻ em: không khuyến cáo cho trẻ dưới 16 tuổi", "Trẻ dưới 2 tuổi: không khuyến cáo")."""
 
 _DECLINES_RE = re.compile(r"\b(?:khong khuyen cao|khong dung|khong duoc dung|khong nen dung|chong chi dinh)\b")
 

@@ -179,3 +179,9 @@ def test_a_weight_under_the_dosing_section_s_limit_applies(demo_runtime):
     assert any("dưới 35 kg" in f.quote for f in light.contraindicated())
     heavier = screen(demo_runtime, ["domperidon"], age_years=13, age_text="13 tuổi", weight_kg=40, pediatric=True)
     assert not heavier.contraindicated()
+
+
+def test_an_age_group_the_caution_section_declines_is_an_age_limit(demo_runtime):
+    infant = screen(demo_runtime, ["cetirizin"], age_years=1.2, age_text="14 tháng", pediatric=True)
+    assert any("dưới 2 tuổi" in f.quote for f in infant.contraindicated())
+    assert not screen(demo_runtime, ["cetirizin"], age_years=3, age_text="3 tuổi", pediatric=True).contraindicated()

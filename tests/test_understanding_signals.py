@@ -162,3 +162,9 @@ def test_two_signs_together_or_slowed_breathing_are_emergencies(text):
                                   "Bé nhà tôi vừa ăn mấy viên thuốc của ông"])
 def test_a_forgotten_repeat_and_a_child_eating_tablets_are_overdoses_taken(text):
     assert is_overdose_taken(text)
+
+
+@pytest.mark.parametrize("text", ["chi mong ngu mot giac khong bao gio day nua",
+                                  "Từ mai tôi sẽ không làm phiền ai nữa, tôi gom đủ thuốc rồi"])
+def test_a_sleep_that_never_ends_and_not_being_a_bother_are_self_harm(text):
+    assert is_self_harm(text)

@@ -308,8 +308,10 @@ def screen_drug(
         for sentence in _sentences(hit.chunk):
             _match_sentence(sentence, profile, FindingKind.CONTRAINDICATION, safety_hit, add, own_names=own_names)
     knows_age = profile.age_years is not None or profile.pediatric or profile.elderly or profile.weight_kg is not None
-    for hit in store.find_by_section(drug_id, "lieu_luong_va_cach_dung") if knows_age else ():
-        # An age group the dosing section declines to dose is an age limit, wherever the book put it.
+    declining_sections = ("lieu_luong_va_cach_dung", "than_trong") if knows_age else ()
+    for hit in (h for section in declining_sections for h in store.find_by_section(drug_id, section)):
+        # An age group the dosing or caution section declines ("Trẻ dưới 2 tuổi: không khuyến cáo") is an
+        # age limit, wherever the book put it.
         for limit in hit.chunk.population_limits:
             verdict = _limit_applies(limit, profile)
             if verdict is not None:

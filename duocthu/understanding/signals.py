@@ -38,7 +38,10 @@ SELF_HARM_PHRASES = (
     "ra đi nhẹ nhàng", "ra đi thanh thản", "ra đi không đau", "chết nhẹ nhàng", "chết không đau", "chết êm",
     "chết thanh thản",
     # Stockpiling tablets is a plan, whatever words come with it.
-    "tích được", "tích trữ thuốc", "gom được", "gom thuốc", "tích thuốc",
+    "tích được", "tích trữ thuốc", "gom được", "gom thuốc", "tích thuốc", "gom đủ", "tích đủ",
+    # sleep that does not end; not being a bother any more
+    "ngủ một giấc không bao giờ dậy", "ngủ không bao giờ dậy", "không bao giờ tỉnh dậy", "ngủ mãi không dậy",
+    "ngủ luôn không dậy", "không làm phiền ai nữa", "không làm phiền mọi người nữa", "không còn làm phiền ai",
 )
 # "để dành được 30 viên" is a plan; "nửa viên còn lại để dành được mấy ngày" asks about storage.
 _SAVED_UP_RE = re.compile(r"\b(?:de danh|giu lai|cat giu)\b(?: \w+){0,3}? (?:\d{2,}|vai chuc|may chuc|ca) ?(?:vien|vi|hop|lo)\b")
