@@ -197,8 +197,7 @@ class RagAgent:
             answer = msg.abstain_message(reason, frame, frame.understanding_error or "", self._display)
             replies = tuple(f"Có phải bạn hỏi về {self._display[d]}?" for d in frame.suggestions.values()
                             if d in self._display) if reason == "drug_not_in_formulary" else ()
-            contraindications = tuple(f for f in screen.findings if f.hit.chunk.section_key == "chong_chi_dinh") \
-                if reason == "emergency" else ()
+            contraindications = screen.in_contraindications() if reason == "emergency" else ()
             if contraindications:
                 # No drug is suggested in an emergency, but the book's contraindications of the drug named
                 # for this patient are still said (after the call for urgent care, never instead of it).
@@ -508,7 +507,7 @@ class RagAgent:
                 if drug_id in contraindicated or drug_id is None:
                     continue
                 name = self._display.get(drug_id, drug_id)
-                if any(f.hit.chunk.section_key == "chong_chi_dinh" for f in screen.for_drug(drug_id)):
+                if screen.in_contraindications(drug_id):
                     # A contraindication that may concern the patient (a severe form, a circumstance): not
                     # "not found", and not decided for them either.
                     body.append(f"  {name}: Chống chỉ định có nêu trường hợp liên quan (xem «Lưu ý» ở trên) — "

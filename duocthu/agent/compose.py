@@ -79,18 +79,13 @@ def safety_block(screen: SafetyScreen, drug_names: dict[str, str], citations: Ci
     lines = [f"{SAFETY_HEADING} ({', '.join(screen.facts)}):"]
     for drug_id in drugs:
         name = drug_names.get(drug_id, drug_id)
-        shown: dict[tuple[str, str], list[str]] = {}  # one line per sentence, with every fact it matched
-        ordered = ordered_findings(screen.for_drug(drug_id))
-        for finding in ordered:
-            shown.setdefault((finding_title(finding), finding.quote), [])
-            if finding.matched not in shown[(finding_title(finding), finding.quote)]:
-                shown[(finding_title(finding), finding.quote)].append(finding.matched)
-        for finding in ordered:
-            matched = shown.pop((finding_title(finding), finding.quote), None)
-            if matched is None:
-                continue
-            number = citations.number(finding.hit)
-            lines.append(f"- {finding_title(finding)} — {name} ({', '.join(matched)}): «{finding.quote}» [{number}]")
+        # One line per quoted sentence, with every fact it matched, in the order of its first finding.
+        grouped: dict[tuple[str, str], tuple[SafetyFinding, dict[str, None]]] = {}
+        for finding in ordered_findings(screen.for_drug(drug_id)):
+            _first, matched = grouped.setdefault((finding_title(finding), finding.quote), (finding, {}))
+            matched[finding.matched] = None
+        for (title, quote), (first, matched) in grouped.items():
+            lines.append(f"- {title} — {name} ({', '.join(matched)}): «{quote}» [{citations.number(first.hit)}]")
         missing = screen.unmatched_facts(drug_id)
         if missing and not only_found:
             lines.append(

@@ -165,6 +165,11 @@ class SafetyScreen:
             and (drug_id is None or f.drug_id == drug_id)
         )
 
+    def in_contraindications(self, drug_id: str | None = None) -> tuple[SafetyFinding, ...]:
+        """Findings quoted from Chống chỉ định, applying for certain or not (a severe form, a circumstance)."""
+        return tuple(f for f in self.findings if f.hit.chunk.section_key == "chong_chi_dinh"
+                     and (drug_id is None or f.drug_id == drug_id))
+
     def unmatched_facts(self, drug_id: str) -> tuple[str, ...]:
         matched = {f.matched for f in self.for_drug(drug_id)} | {fact for d, fact in self.own_facts if d == drug_id}
         return tuple(fact for fact in self.facts if fact not in matched)
@@ -307,8 +312,9 @@ def screen_drug(
         own_names = (other_drug_names or {}).get(drug_id, ())
         for sentence in _sentences(hit.chunk):
             _match_sentence(sentence, profile, FindingKind.CONTRAINDICATION, safety_hit, add, own_names=own_names)
-    knows_age = profile.age_years is not None or profile.pediatric or profile.elderly or profile.weight_kg is not None
-    declining_sections = ("lieu_luong_va_cach_dung", "than_trong") if knows_age else ()
+    knows_age_or_weight = profile.age_years is not None or profile.pediatric or profile.elderly \
+        or profile.weight_kg is not None
+    declining_sections = ("lieu_luong_va_cach_dung", "than_trong") if knows_age_or_weight else ()
     for hit in (h for section in declining_sections for h in store.find_by_section(drug_id, section)):
         # An age group the dosing or caution section declines ("Trẻ dưới 2 tuổi: không khuyến cáo") is an
         # age limit, wherever the book put it.
@@ -450,7 +456,7 @@ _ECHO_FILLER = frozenset(normalize(w) for w in (
     "hai", "ba", "trên", "dưới", "từ", "đến", "và", "của", "cho", "là", "được", "mới", "lâu", "gần", "đây",
 )) | STOPWORDS_ACCENTED
 # A shared phrase that the two texts continue in opposite ways ("nhịp tim chậm" / "nhịp tim nhanh").
-_OPPOSITES = frozenset(frozenset(pair) for pair in (
+_OPPOSITES = frozenset(frozenset(fold(w) for w in pair) for pair in (
     ("chậm", "nhanh"), ("cao", "thấp"), ("tăng", "giảm"), ("tăng", "hạ"), ("thừa", "thiếu"), ("cường", "suy"),
     ("nhiều", "ít"),
 ))
@@ -469,11 +475,8 @@ def _distinctive(run: Sequence[str], own_words: frozenset[str]) -> bool:
 
 
 def _continues_oppositely(book: Sequence[str], said: Sequence[str], book_end: int, said_end: int) -> bool:
-    if book_end >= len(book) or said_end >= len(said):
-        return False
-    book_next, said_next = book[book_end], said[said_end]
-    return any(fold(book_next) == fold(a) and fold(said_next) == fold(b)
-               for pair in _OPPOSITES for a, b in (tuple(pair), tuple(pair)[::-1]))
+    return book_end < len(book) and said_end < len(said) \
+        and frozenset((fold(book[book_end]), fold(said[said_end]))) in _OPPOSITES
 
 
 def _shared_runs(book_raw: Sequence[str], said_raw: Sequence[str]) -> list[tuple[int, int]]:
@@ -503,7 +506,7 @@ def echo_drug(store: QdrantStore, drug_id: str, stated: Sequence[str], own_names
 
     The lexicon of conditions cannot know every circumstance a monograph names ("sản phẩm có nguồn
     gốc từ lợn", "độc tính trên tai", "đang dùng rilpivirin"); when the user said it, the sentence
-    is shown — never as applying for certain, so it does not change the answer by itself. A name
+    is shown — never as applying for certain, so it does not change the answer by itself.
     """
     said = [words(text) for text in stated if text]
     if not any(said):

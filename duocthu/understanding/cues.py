@@ -204,20 +204,16 @@ def _asks_indication(ev: TurnEvidence, frame: QueryFrame) -> bool:
     if not frame.drugs or frame.section_key is not None or named_section(ev.text) is not None \
             or frame.turn_type not in (TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW):
         return False
-    tokens = [fold(w) for w in words(ev.text)]
-    for start, length in ((s, len(words(p))) for _e, s, p in _phrase_positions(ev.text, USED_FOR)):
-        after = start + length
-        if after < len(tokens) and has_phrase(" ".join(words(ev.text)[after : after + 2]), DISEASE_HEADS):
+    raw = words(ev.text)
+    tokens = [fold(w) for w in raw]
+    for _start, after, _phrase in phrase_set(USED_FOR).find(ev.text):
+        if after < len(tokens) and has_phrase(" ".join(raw[after : after + 2]), DISEASE_HEADS):
             return True  # a disease the lexicon does not list ("viêm thanh khí phế quản")
         for mention in ev.conditions:
             gap = tokens[after : mention.start]
             if 0 <= len(gap) <= 1 and not (_PATIENT_BEFORE_CONDITION & set(gap)) and mention.start >= after:
                 return True  # the condition follows the use phrase, not a patient ("dùng cho người hen")
     return False
-
-
-def _phrase_positions(text: str, phrases: tuple[str, ...]) -> list[tuple[int, int, str]]:
-    return [(end, start, phrase) for start, end, phrase in phrase_set(phrases).find(text)]
 
 
 THERAPEUTIC_EFFECTS = ("hạ sốt", "giảm đau", "hạ huyết áp", "hạ áp", "giảm ho", "hết đau", "khỏi", "giảm viêm",

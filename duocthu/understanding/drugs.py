@@ -208,6 +208,7 @@ class DrugResolver:
                     book_keys.add(tokens)
         self._book_label_of = {label.tokens: label for label in labels}
         self._products = {p.name: p for p in products}
+        self._lookups: tuple[dict[str, OtherDrug], dict[str, ProductEntry]] | None = None
         for product in products:
             for label in (product.name, *product.spellings):
                 tokens = tuple(folded_words(label))
@@ -244,12 +245,7 @@ class DrugResolver:
     def other_drug_terms(self, names: Sequence[str]) -> list[str]:
         """Every way the book may name these medicines that are not in it: name, spellings, class."""
         terms: list[str] = []
-        by_folded = {fold(o.name): o for o in self._others.values()}
-        for spelling_owner in self._others.values():
-            for spelling in spelling_owner.spellings:
-                by_folded.setdefault(fold(spelling), spelling_owner)
-        products = {fold(spelling): product for product in self._products.values()
-                    for spelling in (product.name, *product.spellings)}
+        by_folded, products = self._name_lookups()
         expanded: list[str] = []
         for name in names:
             expanded.append(name)
@@ -263,6 +259,18 @@ class DrugResolver:
                 # the class too: "thuốc chống đông" is how a monograph names rivaroxaban
                 terms += [other.name, *other.spellings, *([other.drug_class] if other.drug_class else [])]
         return list(dict.fromkeys(t for t in terms if t.strip()))
+
+    def _name_lookups(self) -> tuple[dict[str, OtherDrug], dict[str, ProductEntry]]:
+        """Medicines not in the book and market products by folded name or spelling, built once."""
+        if self._lookups is None:
+            others = {fold(o.name): o for o in self._others.values()}
+            for owner in self._others.values():
+                for spelling in owner.spellings:
+                    others.setdefault(fold(spelling), owner)
+            products = {fold(spelling): product for product in self._products.values()
+                        for spelling in (product.name, *product.spellings)}
+            self._lookups = (others, products)
+        return self._lookups
 
     def book_drug_for(self, name: str) -> str | None:
         """The drug_id a component or medicine name denotes in the book, if it is there."""
