@@ -177,3 +177,14 @@ def test_a_pregnant_patient_is_not_asked_adult_or_child(ask):
 def test_a_number_the_question_asks_about_must_be_about_what_was_asked(ask):
     reply = ask("Esomeprazol uống trước bữa ăn bao nhiêu phút?")
     assert reply.reason == "number_not_stated"
+
+
+def test_a_condition_no_drug_is_indicated_for_is_read_as_the_patient_s_state(ask):
+    reply = ask("Bị tăng huyết áp mà có blốc nhĩ thất thì uống thuốc gì?")
+    assert reply.outcome == "answerable" and "có chỉ định «tăng huyết áp»" in reply.answer
+    assert any(f.drug_id == "bisoprolol" and f.kind == "contraindication" for f in reply.safety)
+
+
+def test_a_drug_found_through_the_book_s_words_is_quoted_with_them(ask):
+    reply = ask("Thuốc nào trị bệnh Addison?")
+    assert "thượng thận" in reply.answer.split("Nguồn:")[0]

@@ -124,3 +124,10 @@ def test_may_i_take_a_new_drug_while_taking_one_is_an_interaction():
                        patient=PatientFacts(current_medications=["warfarin"]))
     _, frame = applied("with_what_is_taken", prior, "Đau lưng quá, uống naproxen có được không?")
     assert frame.turn_type is TurnType.INTERACTION and frame.drugs == ["warfarin", "naproxen"]
+
+
+def test_the_medicine_taken_named_by_what_it_treats():
+    prior = QueryFrame(turn_type=TurnType.INTERACTION, drugs=["carbamazepin"],
+                       patient=PatientFacts(current_medications=["carbamazepin"]))
+    _, frame = applied("with_what_is_taken", prior, "Bác sĩ cho azithromycin, có kỵ với thuốc động kinh của tôi không?")
+    assert frame.drugs == ["carbamazepin", "azithromycin"] and not frame.needs_clarify

@@ -8,7 +8,7 @@ from duocthu.budget import RequestBudget
 from duocthu.embedding_cache import QueryEmbeddingMemo
 from duocthu.understanding.frame import TurnType
 from duocthu.understanding.intent import IntentModel
-from duocthu.understanding.learned import LearnedUnderstander, indication_alternatives
+from duocthu.understanding.learned import LearnedUnderstander, indication_alternatives, latin_names
 from tests.understanding_helpers import demo_entities
 
 
@@ -148,3 +148,13 @@ def test_prevention_is_also_looked_up_by_the_condition_alone():
 ])
 def test_more_of_the_book_s_words_for_a_condition(condition, expected):
     assert expected in [a.lower() for a in indication_alternatives(condition, demo_entities().lexicon)]
+
+
+def test_continuing_a_drug_taken_before_asks_about_it(understander):
+    frame = understand(understander, "Hồi trước tôi dùng Depakine, giờ có thai rồi dùng tiếp được không?")
+    assert frame.drugs == ["acid_valproic"]
+
+
+def test_an_organism_s_latin_name_is_looked_up_by_itself():
+    assert latin_names("viem phoi do mycoplasma pneumoniae") == "mycoplasma pneumoniae"
+    assert latin_names("viêm phổi cộng đồng") is None

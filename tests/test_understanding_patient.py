@@ -130,3 +130,16 @@ def test_a_positive_home_test_is_a_pregnancy():
 
 def test_taking_it_every_day_is_the_conversation_s_drug_taken():
     assert facts("Tôi uống nó mỗi ngày, giờ đau lưng uống ibuprofen được không?").current_pronoun
+
+
+def test_giving_it_to_the_child_names_a_child():
+    assert facts("Amoxicilin cho con dùng được không?").population is Population.PEDIATRIC
+
+
+def test_a_drug_after_which_something_happened_years_ago_is_history():
+    f = facts("Ba năm trước tôi bị viêm gân sau đợt dùng ciprofloxacin, giờ dùng levofloxacin được không?")
+    assert f.history_drugs == ("ciprofloxacin",)
+
+
+def test_taking_it_for_years_is_taking_it_now():
+    assert facts("Mẹ tôi uống nó nhiều năm nay rồi").current_pronoun

@@ -101,3 +101,16 @@ def test_an_organ_failure_beside_another_condition_is_the_patient_s_state():
 
 def test_what_a_drug_should_do_to_one_word_condition_is_stripped():
     assert split("Thuốc nào để giảm phù?")[0] == "phù"
+
+
+def test_a_use_verb_typed_without_diacritics_is_stripped():
+    assert split("thuoc nao diet Helicobacter pylori")[0] == "helicobacter pylori"
+
+
+def test_with_or_without_complications_stays_in_the_condition():
+    assert split("Thuốc nào trị viêm bàng quang có biến chứng?")[0] == "viêm bàng quang có biến chứng"
+
+
+def test_the_condition_of_someone_who_has_another():
+    asked, patient = split("Tăng huyết áp ở người đang bị đái tháo đường thì dùng thuốc gì?")
+    assert asked == "tăng huyết áp" and patient and "ở" not in patient

@@ -168,3 +168,21 @@ def test_a_forgotten_repeat_and_a_child_eating_tablets_are_overdoses_taken(text)
                                   "Từ mai tôi sẽ không làm phiền ai nữa, tôi gom đủ thuốc rồi"])
 def test_a_sleep_that_never_ends_and_not_being_a_bother_are_self_harm(text):
     assert is_self_harm(text)
+
+
+def test_a_sign_named_as_what_a_drug_is_for_is_not_happening():
+    assert not is_emergency("Cháu đang dùng thuốc chống co giật, có uống thêm paracetamol được không?")
+    assert is_emergency("Cháu đang co giật, môi tím tái")
+
+
+def test_swollen_eyelids_after_an_injection_are_an_emergency():
+    assert is_emergency("Vừa tiêm xong mẹ tôi sưng mí mắt, nổi mề đay khắp người")
+
+
+def test_a_child_who_got_hold_of_the_bottle_has_taken_an_overdose():
+    assert is_overdose_taken("Con bé mở được nắp chai siro hạ sốt và uống khá nhiều")
+
+
+def test_a_dose_repeated_by_forgetting_is_taken_but_a_missed_dose_is_not():
+    assert is_overdose_taken("Ông tôi hay quên, uống thuốc huyết áp 2 lần rồi")
+    assert not is_overdose_taken("Tôi quên uống thuốc huyết áp 2 lần rồi, uống bù thế nào?")

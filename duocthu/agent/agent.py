@@ -43,7 +43,7 @@ from duocthu.retrieval.safety import (
     assess_patient_candidates,
     screen_patient,
 )
-from duocthu.retrieval.service import RetrievalService
+from duocthu.retrieval.service import IndicationResult, RetrievalService
 from duocthu.sections import SECTION_TITLES
 from duocthu.text import content_words, find_phrase, fold, folded_words, typed_with_accents
 from duocthu.trace import TraceWriter
@@ -414,9 +414,19 @@ class RagAgent:
                                                        alternatives=frame.indication_alternatives,
                                                        typed_with_accents=typed_with_accents(text))
         steps = list(result.steps)
+        notices = self._notices(frame)
         if not result.candidates:
-            return TurnResult("abstain", "no_indication_evidence", msg.abstain_message("no_indication_evidence"),
-                              route="reverse_lookup", steps=tuple(steps))
+            swapped = self._indicated_instead(text, frame, indication, screened_policy)
+            if swapped is None:
+                return TurnResult("abstain", "no_indication_evidence", msg.abstain_message("no_indication_evidence"),
+                                  route="reverse_lookup", steps=tuple(steps))
+            frame, result = swapped
+            steps += [f"no drug is indicated for {indication!r}; {frame.indication!r} of the same question is",
+                      *result.steps]
+            notices = [*notices, f"Không thấy thuốc nào trong Dược thư (bản demo) có chỉ định «{indication}»; "
+                                 f"dưới đây là các thuốc có chỉ định «{frame.indication}», đối chiếu với «{indication}»."]
+            indication = frame.indication or indication
+            profile = patient_profile(frame, self.lexicon, self.resolver)
         candidates = list(result.candidates[: policy.indication_candidate_limit])
         query = synthesize_query(text, frame)
         findings: tuple[SafetyFinding, ...] = ()
@@ -441,12 +451,33 @@ class RagAgent:
         request = GenerationRequest(
             query, tuple(evidence), list_mode=True, candidate_drug_ids=tuple(matched),
             candidate_names=self._all_drug_names, indication=indication,
+            indication_forms=tuple(frame.indication_alternatives) if result.mode == "synonyms" else (),
         )
         guarded = self.answers.answer_from_result(request, budget, prechecked=True)
         return self._compose(
             frame, guarded, evidence, [], decision.outcome, decision.reason, "reverse_lookup", steps, [], screen,
-            self._notices(frame), list_heading=indication, contraindicated=contraindicated,
+            notices, list_heading=indication, contraindicated=contraindicated,
         )
+
+    def _indicated_instead(
+        self, text: str, frame: QueryFrame, indication: str, policy: EvidencePolicy
+    ) -> tuple[QueryFrame, IndicationResult] | None:
+        """"Bị động kinh mà có blốc nhĩ thất thì uống thuốc gì?": when no drug of the book is indicated for
+        the condition read as asked, another condition of the same question that some drug is indicated
+        for is the one a drug is sought for; the first becomes the patient's state, screened against."""
+        asked = fold(indication)
+        for mention in self.lexicon.find(text):
+            label = mention.condition.label
+            if not mention.condition.patient_condition or fold(label) == asked or fold(mention.surface) == asked:
+                continue
+            result = self.retrieval.retrieve_by_indication(mention.surface, policy=policy,
+                                                           typed_with_accents=typed_with_accents(text))
+            if result.candidates:
+                conditions = [c for c in frame.patient.conditions if c != label] + [indication]
+                patient = frame.patient.model_copy(update={"conditions": list(dict.fromkeys(conditions))})
+                return frame.model_copy(update={"indication": mention.surface, "condition": mention.surface,
+                                                "patient": patient}), result
+        return None
 
     def _names_and_classes(self, drug_id: str) -> list[str]:
         entry = self.resolver.catalogue.get(drug_id)

@@ -46,6 +46,7 @@ class GenerationRequest:
     weight_kg: float | None = None  # likewise for weight bands ("10–33 kg")
     pediatric: bool = False  # a child's dose: children's lines first, adults' under their own heading
     indication: str | None = None  # list mode: quote the sentence that names it
+    indication_forms: tuple[str, ...] = ()  # the book's other words for it, when those found the drug
     asked_unit: str | None = None  # a number asked for: sentences stating that unit first
 
 
@@ -167,12 +168,13 @@ class ExtractiveAnswerGenerator:
         claims = []
         seen: set[str] = set()
         phrase = folded_words(request.indication or "")
+        forms = [p for p in (phrase, *(folded_words(f) for f in request.indication_forms)) if p]
         for hit in request.evidence:
             if hit.chunk.drug_id in seen or hit.chunk.section_key != "chi_dinh":
                 continue
             seen.add(hit.chunk.drug_id)
             units = quote_units(hit.chunk.text) or [QuoteUnit(hit.chunk.text)]
-            naming = [u for u in units if phrase and find_phrase(folded_words(u.text), phrase) >= 0]
+            naming = [u for u in units if any(find_phrase(folded_words(u.text), form) >= 0 for form in forms)]
             unit = naming[0] if naming else _most_specific_unit(units, phrase) or \
                 _best_unit(units, lexical_query_tokens(request.query))
             claims.append(Claim(f"{hit.chunk.display_name}: «{unit.text}»", (hit.doc_id,), unit.heading))

@@ -27,7 +27,7 @@ QueryEmbedder = Callable[[str], np.ndarray]
 @dataclass(frozen=True)
 class IndicationResult:
     indication: str
-    mode: str  # "keyword" | "dense" | "hybrid" | "none"
+    mode: str  # "keyword" | "synonyms" | "dense" | "hybrid" | "none"
     candidates: tuple[DrugCandidate, ...]
     decision: Decision
     pool_size: int = 0

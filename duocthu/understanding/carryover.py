@@ -8,10 +8,11 @@ per rule lives in ``tests/test_understanding_carryover.py``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from duocthu.text import words
+from duocthu.text import fold, words
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import PatientFacts, Population, QueryFrame, TurnType
 from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES
@@ -174,6 +175,14 @@ TAKEN_REFERENCES = ("thuốc tôi đang uống", "thuốc đang uống", "thuố
                     "thuốc mình đang uống", "thuốc của tôi", "mấy thuốc đang uống")
 
 
+# "thuốc động kinh của tôi", "thuốc huyết áp tôi đang uống": the medicines taken, named by what they treat.
+_TAKEN_BY_PURPOSE_RE = re.compile(r"\bthuoc (?:\w+ ){1,3}?(?:cua (?:toi|minh|em)|(?:toi|minh|em) (?:dang|van) (?:uong|dung))\b")
+
+
+def refers_to_taken(text: str) -> bool:
+    return has_phrase(text, TAKEN_REFERENCES) or bool(_TAKEN_BY_PURPOSE_RE.search(fold(text)))
+
+
 def _with_what_is_taken(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
     """One drug asked "with" what the conversation says the patient takes ("bác sĩ kê clarithromycin, có kỵ
     với thuốc tôi đang dùng không?": the newly prescribed drug is asked, the earlier ones are what is taken)."""
@@ -184,7 +193,7 @@ def _with_what_is_taken(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) 
     may_i = has_phrase(ev.text, MAY_I_TAKE) and "section_named" not in frame.cues and bool(prior.patient.current_medications)
     return (len(asked) == 1 and len(frame.drugs) == 1 and bool(taken)
             and frame.turn_type in DRUG_QUESTIONS
-            and (has_phrase(ev.text, TOGETHER_WORDS) or has_phrase(ev.text, TAKEN_REFERENCES) or may_i))
+            and (has_phrase(ev.text, TOGETHER_WORDS) or refers_to_taken(ev.text) or may_i))
 
 
 MAY_I_TAKE = ("có được không", "được không", "uống được không", "dùng được không", "có sao không", "có nên")
@@ -228,7 +237,8 @@ CARRY_OVER: tuple[CarryRule, ...] = (
               lambda p, f, ev: _mark(f, "with_what_is_taken", turn_type=TurnType.INTERACTION,
                                      drugs=list(dict.fromkeys([*(p.patient.current_medications
                                                                  or f.patient.current_medications), *f.drugs])),
-                                     section_key="tuong_tac_thuoc", section_candidates=[])),
+                                     section_key="tuong_tac_thuoc", section_candidates=[],
+                                     needs_clarify=False, clarify_reason=None)),
 )
 
 

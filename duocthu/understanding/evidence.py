@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from duocthu.text import content_words, fold, phrase_set, words
+from duocthu.text import content_words, fold, words
 from duocthu.understanding.conditions import ConditionMention
 from duocthu.understanding.drugs import Resolution
 from duocthu.understanding.intent import IntentPrediction
 from duocthu.understanding.patient import TurnFacts
-from duocthu.understanding.signals import EMERGENCY_SIGNS
+from duocthu.understanding.signals import emergency_sign_spans
 
 # Words that carry no attribute of their own in a drug question ("cho tôi hỏi về ibuprofen với").
 SCAFFOLDING = (
@@ -62,5 +62,5 @@ class TurnEvidence:
         spans = [(m.start, m.end) for m in self.conditions]
         return any(
             not any(cs <= start and end <= ce and ce - cs > end - start for cs, ce in spans)
-            for start, end, _phrase in phrase_set(EMERGENCY_SIGNS).find(self.text)
+            for start, end, _phrase in emergency_sign_spans(self.text)
         )

@@ -17,6 +17,7 @@ The LLM understander (``llm.py``) runs the same steps with the model's JSON in p
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -81,6 +82,10 @@ class EntityReader:
         return [m.condition.label for m in self.lexicon.find(text) if m.condition.patient_condition]
 
 
+# "trước đây dùng Depakine …, giờ uống tiếp được không": the drug taken before is the one asked about.
+CONTINUE_TAKING = ("uống tiếp", "dùng tiếp", "tiếp tục uống", "tiếp tục dùng", "uống lại", "dùng lại", "tiêm tiếp")
+
+
 def base_frame(ev: TurnEvidence, turn_type: TurnType, section_key: str | None,
                section_candidates: Sequence[str] = (), confidence: float | None = None) -> QueryFrame:
     """The frame the entities and a turn type make, before cues and carry-over."""
@@ -88,7 +93,7 @@ def base_frame(ev: TurnEvidence, turn_type: TurnType, section_key: str | None,
     taken = set(facts.current_medications)
     # A drug the patient is allergic to or took in the past is context, not the question.
     mentioned = [m.drug_id for m in resolution.mentions if m.drug_id not in set(facts.history_drugs)]
-    if not mentioned and facts.history_drugs and has_phrase(ev.text, PRONOUN_DRUG_REFERENCES):
+    if not mentioned and facts.history_drugs and has_phrase(ev.text, (*PRONOUN_DRUG_REFERENCES, *CONTINUE_TAKING)):
         mentioned = list(facts.history_drugs)  # "Năm ngoái uống Augmentin bị vàng da. Thuốc này có dạng gói không?"
     asked = [d for d in mentioned if d not in taken] or mentioned
     patient = PatientFacts(
@@ -264,8 +269,26 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
     organism = _without_head(condition, INFECTION_HEADS)
     if organism and len(words(organism)) == 1 and not has_diacritics(organism) and len(organism) >= 5:
         bare.append(organism)  # "nhiễm Shigella": the book names the organism ("Lỵ trực khuẩn do Shigella")
+    latin = latin_names(condition)
+    if latin and latin != condition:
+        bare.append(latin)  # "nam Candida am dao": the organism, whatever the user wrote around it
     return list(dict.fromkeys([*alternatives[:12], *book_indication_within(condition, lexicon), *causes, *bare,
                                *narrower]))
+
+
+_VOWEL_GROUP_RE = re.compile(r"[aeiouy]+")
+
+
+def latin_names(condition: str) -> str | None:
+    """The first run of words that are not Vietnamese syllables ("candida", "helicobacter pylori"): a
+    Vietnamese word has a single vowel group, a Latin name of an organism several."""
+    run: list[str] = []
+    for word in words(condition):
+        if len(word) >= 5 and not has_diacritics(word) and len(_VOWEL_GROUP_RE.findall(word)) >= 2:
+            run.append(word)
+        elif run:
+            break
+    return " ".join(run) or None
 
 
 # Spellings in common use that the book writes otherwise (southern "mãn tính" for "mạn tính").

@@ -29,6 +29,7 @@ from duocthu.understanding.scope import has_phrase
 PEDIATRIC_WORDS = (
     "bé", "em bé", "trẻ", "trẻ em", "trẻ nhỏ", "con tôi", "con mình", "con em", "cháu", "con gái",
     "con trai", "sơ sinh", "nhũ nhi", "bé nhà", "con nhỏ", "đứa bé", "con của tôi", "em bé nhà", "bé con",
+    "cho con uống", "cho con dùng",  # a parent giving it to the child ("cho con bú" is nursing, not this)
 )
 STRONG_ADULT_WORDS = ("người lớn", "vợ tôi", "chồng tôi", "bố tôi", "mẹ tôi", "anh tôi", "chị tôi", "người trưởng thành")
 ADULT_WORDS = (*STRONG_ADULT_WORDS, "tôi", "mình", "em nặng")  # "tôi" is weak: a parent says it too
@@ -67,7 +68,7 @@ ALLERGEN_WORDS = frozenset(fold(w) for w in (
     "fluoroquinolon", "aspirin", "nsaid", "codein", "opioid", "morphin", "latex", "beta-lactam", "betalactam"))
 PAST_USE_CUES = ("hồi trước", "trước đây", "từng uống", "từng dùng", "đã từng", "lần trước", "dạo trước", "hồi xưa",
                  "hồi bé", "hồi nhỏ", "lúc bé", "lúc nhỏ", "hồi trẻ", "mấy năm trước", "từng tiêm", "lần đó",
-                 "năm ngoái", "trước kia",
+                 "năm ngoái", "trước kia", "năm trước", "tháng trước",  # "hai năm trước"
                  # "từng bị nổi mày đay sau khi uống aspirin": a past reaction, the drug named as its cause
                  "từng bị", "từng lên", "đã từng bị")
 REACTION_WORDS = ("bị", "dị ứng", "nổi mẩn", "mẩn ngứa", "phù", "khó thở", "hen", "sốc", "ngứa", "phát ban", "mày đay",
@@ -169,10 +170,10 @@ def _taken_positions(text: str) -> tuple[set[int], bool]:
 
 
 _REGULAR_PRONOUN_RE = re.compile(r"\b(?:uong|dung|tiem|xai) (?:no|thuoc nay|thuoc do|thuoc ay)"
-                                 r" (?:moi ngay|hang ngay|deu|thuong xuyen|lau nay|suot)\b")
+                                 r" (?:moi ngay|hang ngay|deu|thuong xuyen|lau nay|suot|(?:may|nhieu|\d+) (?:nam|thang) nay)\b")
 
 
-_TRIGGER_WORDS = frozenset(fold(w) for w in ("khi", "lúc", "do", "sau", "vì"))
+_TRIGGER_WORDS = frozenset(fold(w) for w in ("khi", "lúc", "do", "sau", "vì", "đợt", "lần"))  # "sau đợt uống X"
 
 
 def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None = None,

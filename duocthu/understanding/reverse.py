@@ -14,7 +14,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from duocthu.text import find_phrase, fold, folded_words, normalize, token_matches, words
+from duocthu.text import (
+    content_words,
+    find_phrase,
+    fold,
+    folded_words,
+    has_diacritics,
+    normalize,
+    token_matches,
+    words,
+)
 from duocthu.understanding.patient import (
     BREASTFEEDING_WORDS,
     CURRENT_MEDICATION_CUES,
@@ -166,6 +175,9 @@ def _strip_scaffolding(
     for i, word in enumerate(raw):
         if word.lower() in FILLER_TYPED_WITH_DIACRITICS or (chatter and word.lower() in CHATTER_TYPED_WITH_DIACRITICS):
             drop[i] = True
+        # "có / không biến chứng" qualifies the condition (the book lists each for different drugs)
+        if fold(word) in ("co", "khong") and [fold(w) for w in raw[i + 1 : i + 3]] == ["bien", "chung"] and i > 0:
+            drop[i] = drop[i + 1] = drop[i + 2] = False
     for phrase in (*CURRENT_MEDICATION_CUES, *PREGNANCY_WORDS, *BREASTFEEDING_WORDS):
         mark(phrase)
     for start, end in drug_spans(text):
@@ -188,7 +200,8 @@ _UNACCENTED_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thi|nhung|kem theo|kem|do
 _PATIENT_OPENERS = ("người", "bệnh nhân", "người bệnh", "ở người", "cho người", "cho bệnh nhân", "ở bệnh nhân",
                     "người có", "người có tiền sử", "có tiền sử", "tiền sử", "người đang", "người mắc", "bé",
                     "trẻ", "con tôi", "bà bầu", "phụ nữ có thai", "mẹ tôi", "bố tôi", "ba tôi", "ông tôi", "bà tôi")
-_PATIENT_CLOSERS = ("người", "bệnh nhân", "người bệnh", "cho người", "ở người", "cho bệnh nhân", "ở bệnh nhân")
+_PATIENT_CLOSERS = ("người", "bệnh nhân", "người bệnh", "cho người", "ở người", "cho bệnh nhân", "ở bệnh nhân",
+                    "người đang", "bệnh nhân đang", "người bệnh đang")  # "rung nhĩ ở người đang | bị cường giáp"
 _COMORBIDITY_JOINERS = ("kèm", "kèm theo", "đồng thời")
 
 
@@ -221,7 +234,7 @@ def split_conditions(
             condition = None
         if tail_patient:
             patient += comorbidities_in(tail_patient) or [
-                c for c in [_strip_scaffolding(tail_patient, drug_spans, chatter=True)] if c]
+                c for c in [_strip_scaffolding(tail_patient, drug_spans, chatter=True)] if c and content_words(c)]
         if condition is None:
             continue
         if about_patient or has_phrase(piece, CURRENT_MEDICATION_CUES):
@@ -265,7 +278,9 @@ def _strip_use_verb(condition: str | None) -> str | None:
     tokens = words(condition)
     for verb in sorted(_USE_VERBS, key=lambda v: -len(words(v))):
         head = words(verb)
-        if len(tokens) >= len(head) + 1 and tokens[: len(head)] == head:
+        # a word typed without diacritics matches the verb's folded form ("diet" is "diệt")
+        if len(tokens) >= len(head) + 1 and all(
+                t == h or (not has_diacritics(t) and fold(t) == fold(h)) for t, h in zip(tokens, head, strict=False)):
             return " ".join(tokens[len(head):])  # "giảm phù" → "phù" (what a class does was excluded above)
     return condition
 

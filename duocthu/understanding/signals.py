@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from duocthu.text import fold
+from duocthu.text import fold, phrase_set, word_forms
 from duocthu.understanding.quantities import count_taken, folded_with_digits
 from duocthu.understanding.scope import has_phrase
 
@@ -100,6 +100,8 @@ EMERGENCY_SIGNS = (
     "bã cà phê", "nôn ra dịch đen", "đau bụng dữ dội", "bọng nước", "bong tróc", "phồng rộp", "tróc da",
     # breathing slowed and hard to wake (opioids)
     "thở chậm", "thở rất chậm", "khó tỉnh", "gọi khó tỉnh", "lay khó tỉnh", "ngủ li bì",
+    # swelling of the eyelids, like that of the lips, is angioedema
+    "mí mắt sưng", "sưng mí mắt", "sưng mí", "phù mí mắt", "mắt sưng húp", "sưng húp mắt",
 )
 _NOW_MARKERS = (
     "đang", "bị", "vừa", "bây giờ", "giờ", "hiện", "tự nhiên", "đột ngột", "đột nhiên", "sau khi", "tôi", "mình",
@@ -153,11 +155,25 @@ def asks_a_quantity(text: str) -> bool:
     return has_phrase(text, (*_QUANTITY_WORDS, "liều", "mấy lần", "mấy đơn vị", "bao nhiêu mg", "bao nhiêu ml"))
 
 
+# A child who got hold of the medicine and swallowed some ("lấy được chai siro uống gần hết").
+_GOT_HOLD = ("lấy được", "tự lấy", "với được", "lấy trộm", "bốc được", "mở được", "nghịch lấy", "nghịch thuốc")
+_SWALLOWED = ("uống", "ăn", "nuốt", "nhai", "ngậm", "mút")
+# A dose repeated by someone who forgot taking it: "quên, uống digoxin 3 lần trong sáng nay".
+_REPEATED_RE = re.compile(r"\buong\b(?: \w+){0,3}? (?:[2-9]|hai|ba|bon|nam) lan (?:trong|lien|sang nay|toi nay|hom nay|roi)\b")
+# "quên uống" is a missed dose; "quên, uống …" (the comma) is not.
+_MISSED_RE = re.compile(r"\bquen (?:mat |khong |chua )?(?:uong|dung|lieu)\b")
+
+
 def is_overdose_taken(text: str) -> bool:
     """Too much has already been taken — not "what if I took too much?"."""
     if has_phrase(text, _HYPOTHETICAL_MARKERS) and not has_phrase(text, ("rồi", "vừa", "đã", "lúc nãy", "hồi nãy")):
         return False
     if has_phrase(text, OVERDOSE_TAKEN_PHRASES):
+        return True
+    if has_phrase(text, _GOT_HOLD) and has_phrase(text, _SWALLOWED) and has_phrase(text, _SOMEONE_ELSE):
+        return True
+    folded = folded_with_digits(text)
+    if has_phrase(text, ("quên",)) and not _MISSED_RE.search(fold(text)) and _REPEATED_RE.search(folded):
         return True
     if has_phrase(text, _TOO_MUCH) and _FEELING_RE.search(fold(text)):
         return True  # "uống quá nhiều amlodipin bị tụt huyết áp": taken, and feeling it
@@ -174,17 +190,30 @@ def is_overdose_taken(text: str) -> bool:
         and not has_phrase(text, ("được không", "có được", "có nên", "nên không", "có đủ"))
 
 
+# "phenytoin chống co giật", "thuốc cắt cơn co giật": a sign named as what a drug is for is not happening.
+_PURPOSE_BEFORE_SIGN = (("chong",), ("tri",), ("phong",), ("cat", "con"), ("dieu", "tri"), ("du", "phong"))
+
+
+def emergency_sign_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, sign) word spans of the emergency signs described, not those named as a drug's purpose."""
+    _raw, folded, _accented = word_forms(text)
+    return [
+        (start, end, sign) for start, end, sign in phrase_set(EMERGENCY_SIGNS).find(text)
+        if not any(folded[max(0, start - len(p)):start] == p for p in _PURPOSE_BEFORE_SIGN)
+    ]
+
+
 def is_emergency(text: str, has_sign: bool | None = None) -> bool:
     """Emergency signs described as happening now to someone.
 
     ``has_sign`` lets the caller say whether a sign is present outside the patient's known
     conditions (a sign inside "hội chứng ngừng thở khi ngủ" is a condition, not an emergency).
     """
-    sign = has_phrase(text, EMERGENCY_SIGNS) if has_sign is None else has_sign
-    if not sign or has_phrase(text, _DRUG_FACT_QUESTIONS):
+    signs = {sign for _start, _end, sign in emergency_sign_spans(text)}
+    if not (signs if has_sign is None else has_sign) or has_phrase(text, _DRUG_FACT_QUESTIONS):
         return False
     history = has_phrase(_EACH_RE.sub(" ", fold(text)), _HISTORY_MARKERS)
-    if sum(has_phrase(text, (s,)) for s in EMERGENCY_SIGNS) >= 2 and not history:
+    if len(signs) >= 2 and not history:
         return True  # several signs described together (chest pain spreading to the jaw, sweating …) are now
     if history and not has_phrase(text, _NOW_STRONG):
         return False  # a condition the patient has had ("từng bị co giật"), not an emergency now
