@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from duocthu.corpus import Monograph, Prose, SectionText, Table
-from duocthu.limits import limits_of_sentences, names_no_circumstance
+from duocthu.limits import limits_of_sentences, names_no_circumstance, route_of
 from duocthu.text import count_tokens, fold
 from duocthu.types import Chunk, ChunkKind, PopulationLimit
 
@@ -27,17 +27,20 @@ def _section_limits(section_key: str, text: str) -> tuple[PopulationLimit, ...]:
     # circumstance ("… nếu không có chỉ định của thầy thuốc"): the decline is the whole sentence's point.
     declining = [s for s in sentences if _DECLINES_RE.search(fold(s))]
     declined = list(limits_of_sentences(declining))
-    # "Trẻ em: chưa xác định được hiệu quả và an toàn, không khuyến cáo." declines every child.
-    declined += [PopulationLimit("age", s, max_age_years=18.0) for s in declining
-                 if _CHILDREN_HEADER_RE.match(fold(s)) and not any(limit.sentence == s for limit in declined)]
+    # "Trẻ em: chưa xác định được hiệu quả và an toàn, không khuyến cáo." and "Dạng tiêm không dùng cho trẻ
+    # em." decline every child (the second only for that route).
+    declined += [PopulationLimit("age", s, max_age_years=18.0, route=route_of(s)) for s in declining
+                 if (_CHILDREN_HEADER_RE.match(fold(s)) or _FOR_CHILDREN_RE.search(fold(s)))
+                 and not any(limit.sentence == s for limit in declined)]
     return tuple(
-        replace(limit, conditional=not names_no_circumstance(limit.sentence))
+        replace(limit, conditional=limit.route is not None or not names_no_circumstance(limit.sentence))
         for limit in declined
         if (limit.kind == "age" and limit.max_age_years is not None) or limit.kind == "weight"
     )
 
 
 _CHILDREN_HEADER_RE = re.compile(r"^\s*tre em\s*:")
+_FOR_CHILDREN_RE = re.compile(r"\b(?:khong khuyen cao|khong dung|khong duoc dung|khong nen dung) (?:cho|o) tre em\b")
 
 MAX_CHUNK_TOKENS = 320
 """Upper bound per prose chunk (estimated by :func:`duocthu.text.count_tokens`).

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from duocthu.text import fold
 from duocthu.types import PopulationLimit
@@ -39,6 +40,9 @@ _CONDITIONAL_RE = re.compile(
 _POPULATION_WORDS = frozenset(
     ["tre", "em", "nho", "va", "thieu", "nien", "nguoi", "benh", "nhan", "so", "sinh", "de", "non", "phu", "nu", "co", "thai", "mang", "dang", "thoi", "ky", "cho", "con", "bu", "ba", "sau", "thang", "dau", "giua", "cuoi", "cua", "thai", "ky", "duoi", "tren", "tuoi", "ngay", "tuan", "hoac"]
 )
+# A limit stated for one form of the drug ("dạng tiêm", "đường uống"): it applies when that route is asked.
+_ROUTE_RE = re.compile(r"\b(?:dang|duong|che pham) (tiem|uong)\b")
+_ROUTES = {"tiem": "tiêm", "uong": "uống"}
 _EXCEPTION_RE = re.compile(r"\b(?:tru khi|tru truong hop|ngoai tru)\b.*$")
 MAX_QUALIFYING_WORDS = 3
 _UNIT_YEARS = {"tuoi": 1.0, "thang tuoi": 1 / 12, "thang": 1 / 12, "tuan tuoi": 1 / 52, "tuan": 1 / 52,
@@ -55,6 +59,7 @@ def parse_limits(sentence: str) -> list[PopulationLimit]:
     [('pregnancy', (3,))]
     """
     limits: list[PopulationLimit] = []
+    route = route_of(sentence)
     for clause in _clauses(sentence):
         folded = fold(clause)
         conditional = _is_conditional(folded, after_colon=":" in sentence[: sentence.find(clause)] or ":" in clause)
@@ -78,7 +83,15 @@ def parse_limits(sentence: str) -> list[PopulationLimit]:
         if _BREASTFEEDING_RE.search(folded) and (_PREGNANCY_START_RE.match(folded) or folded.strip().startswith(
                 ("phu nu", "thoi ky", "dang cho", "cho con"))):
             limits.append(PopulationLimit("breastfeeding", sentence, conditional=conditional))
+    if route is not None:
+        limits = [replace(limit, route=route, conditional=True) for limit in limits]
     return _unique(limits)
+
+
+def route_of(sentence: str) -> str | None:
+    """The route of administration a sentence is limited to ("Dạng tiêm …" → "tiêm"), if any."""
+    match = _ROUTE_RE.search(fold(sentence))
+    return _ROUTES[match.group(1)] if match else None
 
 
 def _clauses(sentence: str) -> list[str]:

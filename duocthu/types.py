@@ -42,6 +42,7 @@ class PopulationLimit:
     trimesters: tuple[int, ...] = ()  # pregnancy: the trimesters named (empty: the whole pregnancy)
     conditional: bool = False  # only for a use, form or circumstance ("dạng tiêm", "dùng để …")
     max_weight_kg: float | None = None  # weight: applies below this body weight ("cân nặng dưới 35 kg")
+    route: str | None = None  # only for this route ("Dạng tiêm không dùng cho trẻ em" → "tiêm"); then conditional
 
     def to_payload(self) -> dict[str, Any]:
         data = asdict(self)
@@ -55,6 +56,7 @@ class PopulationLimit:
             max_age_years=data.get("max_age_years"), min_age_years=data.get("min_age_years"),
             trimesters=tuple(int(t) for t in data.get("trimesters") or ()),
             conditional=bool(data.get("conditional", False)), max_weight_kg=data.get("max_weight_kg"),
+            route=data.get("route"),
         )
 
 

@@ -180,7 +180,7 @@ def test_a_number_the_question_asks_about_must_be_about_what_was_asked(ask):
 
 
 def test_a_condition_no_drug_is_indicated_for_is_read_as_the_patient_s_state(ask):
-    reply = ask("Bị tăng huyết áp mà có blốc nhĩ thất thì uống thuốc gì?")
+    reply = ask("Tăng huyết áp và blốc nhĩ thất thì dùng thuốc gì?")
     assert reply.outcome == "answerable" and "có chỉ định «tăng huyết áp»" in reply.answer
     assert any(f.drug_id == "bisoprolol" and f.kind == "contraindication" for f in reply.safety)
 

@@ -97,3 +97,10 @@ def test_a_weight_limit_is_parsed_with_the_age_limit():
 
     limits = _section_limits("lieu_luong_va_cach_dung", "Trẻ dưới 6 tuổi hoặc cân nặng dưới 20 kg: không dùng.")
     assert {(l.kind, l.max_age_years, l.max_weight_kg) for l in limits} == {("age", 6.0, None), ("weight", None, 20.0)}
+
+
+def test_a_form_the_book_withholds_from_children_is_a_limit_for_that_route():
+    from duocthu.chunker import _section_limits
+
+    limits = _section_limits("lieu_luong_va_cach_dung", "Trẻ em: 1 mg/kg/ngày. Dạng tiêm không dùng cho trẻ em.")
+    assert [(l.max_age_years, l.route, l.conditional) for l in limits] == [(18.0, "tiêm", True)]

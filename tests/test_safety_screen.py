@@ -185,3 +185,10 @@ def test_an_age_group_the_caution_section_declines_is_an_age_limit(demo_runtime)
     infant = screen(demo_runtime, ["cetirizin"], age_years=1.2, age_text="14 tháng", pediatric=True)
     assert any("dưới 2 tuổi" in f.quote for f in infant.contraindicated())
     assert not screen(demo_runtime, ["cetirizin"], age_years=3, age_text="3 tuổi", pediatric=True).contraindicated()
+
+
+def test_a_limit_for_one_route_applies_when_that_route_is_asked(demo_runtime):
+    injected = screen(demo_runtime, ["diclofenac"], age_years=10, age_text="10 tuổi", pediatric=True, route="tiêm")
+    assert any("Dạng tiêm" in f.quote for f in injected.contraindicated())
+    swallowed = screen(demo_runtime, ["diclofenac"], age_years=10, age_text="10 tuổi", pediatric=True, route="uống")
+    assert not swallowed.contraindicated()

@@ -24,7 +24,8 @@ def applied(rule_id: str, prior: QueryFrame, text: str, **kw):
 
 def test_every_rule_is_documented():
     assert all(r.when and r.effect_text and r.why for r in CARRY_OVER)
-    assert CARRY_OVER[-2].id == "facts_accumulate"  # facts first, then what they enable
+    # facts first, then what they enable (a switch drops the medicine replaced before the interaction rule)
+    assert [r.id for r in CARRY_OVER[-3:]] == ["facts_accumulate", "switches_drug", "with_what_is_taken"]
 
 
 def test_answers_which_condition():
@@ -131,3 +132,10 @@ def test_the_medicine_taken_named_by_what_it_treats():
                        patient=PatientFacts(current_medications=["carbamazepin"]))
     _, frame = applied("with_what_is_taken", prior, "Bác sĩ cho azithromycin, có kỵ với thuốc động kinh của tôi không?")
     assert frame.drugs == ["carbamazepin", "azithromycin"] and not frame.needs_clarify
+
+
+def test_switches_drug():
+    prior = QueryFrame(turn_type=TurnType.DRUG_ATTRIBUTE, drugs=["captopril"],
+                       patient=PatientFacts(current_medications=["captopril"], pregnant=True))
+    ok, frame = applied("switches_drug", prior, "Thế chuyển sang losartan thì sao, dùng được không?")
+    assert ok and frame.drugs == ["losartan"] and "captopril" not in frame.patient.current_medications

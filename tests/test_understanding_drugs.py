@@ -88,3 +88,9 @@ def test_an_acronym_with_a_number_is_a_score_not_a_medicine():
 def test_a_brand_not_in_the_book_is_looked_for_by_its_ingredient_and_class():
     terms = demo_entities().resolver.other_drug_terms(["Xarelto"])
     assert "rivaroxaban" in terms and "thuốc chống đông" in terms
+
+
+def test_a_two_edit_misspelling_with_an_inn_stem_resolves_when_no_other_medicine_is_near():
+    mention = resolve("hydroclothiazid uống buổi nào").mentions[0]
+    assert (mention.drug_id, mention.fuzzy) == ("hydroclorothiazid", True)
+    assert not resolve("clorothiazid uống buổi nào").mentions  # another real drug of the stem

@@ -114,3 +114,16 @@ def test_with_or_without_complications_stays_in_the_condition():
 def test_the_condition_of_someone_who_has_another():
     asked, patient = split("Tăng huyết áp ở người đang bị đái tháo đường thì dùng thuốc gì?")
     assert asked == "tăng huyết áp" and patient and "ở" not in patient
+
+
+@pytest.mark.parametrize("text, asked, patient", [
+    ("Hen phế quản mà bị tăng huyết áp thì dùng thuốc gì?", "hen phế quản", "tăng huyết áp"),
+    ("Bị viêm khớp dạng thấp mà có loét dạ dày thì uống thuốc gì?", "viêm khớp dạng thấp", "loét dạ dày"),
+])
+def test_what_the_patient_also_has_is_their_state(text, asked, patient):
+    found, others = split(text)
+    assert found == asked and any(patient in o for o in others)
+
+
+def test_a_symptom_that_came_on_is_what_needs_a_drug():
+    assert split("Bị viêm dạ dày mà bị đau đầu thì uống thuốc gì?")[0] == "đau đầu"

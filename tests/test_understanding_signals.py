@@ -186,3 +186,13 @@ def test_a_child_who_got_hold_of_the_bottle_has_taken_an_overdose():
 def test_a_dose_repeated_by_forgetting_is_taken_but_a_missed_dose_is_not():
     assert is_overdose_taken("Ông tôi hay quên, uống thuốc huyết áp 2 lần rồi")
     assert not is_overdose_taken("Tôi quên uống thuốc huyết áp 2 lần rồi, uống bù thế nào?")
+
+
+@pytest.mark.parametrize("text", ["Ông tôi lẫn, uống hết 12 viên thuốc tim trong một buổi chiều",
+                                  "Tôi uống 20 viên paracetamol từ đêm qua vì đau răng quá, có sao không?",
+                                  "uong 3 vi ibuprofen roi, gio dau bung",
+                                  "Thằng bé tu mất nửa chai siro ho của chị nó",
+                                  "Bé tu hết nửa lọ siro hạ sốt",
+                                  "Mẹ tôi nhầm, uống thuốc huyết áp 2 lần sáng nay"])
+def test_whole_packs_a_night_ago_gulped_bottles_and_confused_repeats_are_overdoses_taken(text):
+    assert is_overdose_taken(text)

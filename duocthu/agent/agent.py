@@ -49,7 +49,7 @@ from duocthu.text import content_words, find_phrase, fold, folded_words, typed_w
 from duocthu.trace import TraceWriter
 from duocthu.types import Hit, Outcome
 from duocthu.understanding.base import QueryUnderstander
-from duocthu.understanding.conditions import ConditionLexicon
+from duocthu.understanding.conditions import ConditionLexicon, ConditionMention
 from duocthu.understanding.drugs import DrugResolver
 from duocthu.understanding.frame import Population, QueryFrame, TurnType
 from duocthu.understanding.profile import patient_profile
@@ -189,6 +189,8 @@ class RagAgent:
                 lines = safety_block(SafetyScreen(screen.drugs, screen.facts, tuple(warnings)), self._display,
                                      citations, only_found=True)
                 question = assemble(self._notices(frame), lines, None, [question], citations, Outcome.ANSWERABLE)
+            elif self._notices(frame):
+                question = "\n".join([*self._notices(frame), question])  # "(«montelucast»: hiểu là Montelukast.)"
             return TurnResult("clarify", decision.reason or "needs_more_info", question, quick_replies=replies,
                               notices=tuple(self._notices(frame)), safety=tuple(warnings),
                               hits=tuple({f.hit.doc_id: f.hit for f in warnings}.values()))
@@ -415,16 +417,23 @@ class RagAgent:
                                                        typed_with_accents=typed_with_accents(text))
         steps = list(result.steps)
         notices = self._notices(frame)
-        if not result.candidates:
-            swapped = self._indicated_instead(text, frame, indication, screened_policy)
-            if swapped is None:
+        # "Tăng huyết áp và blốc nhĩ thất thì dùng thuốc gì?": two conditions read as one phrase the book does
+        # not have are looked up one by one; the other is the patient's state, screened against.
+        merged = [m for m in self.lexicon.find(indication) if m.condition.patient_condition]
+        if not result.candidates or (result.mode not in ("keyword", "synonyms") and len(merged) >= 2):
+            swapped = self._indicated_instead(text, frame, indication, screened_policy, merged if len(merged) >= 2 else ())
+            if swapped is None and not result.candidates:
                 return TurnResult("abstain", "no_indication_evidence", msg.abstain_message("no_indication_evidence"),
                                   route="reverse_lookup", steps=tuple(steps))
-            frame, result = swapped
+        else:
+            swapped = None
+        if swapped is not None:
+            frame, result, states = swapped
+            others = ", ".join(f"«{c}»" for c in states)
             steps += [f"no drug is indicated for {indication!r}; {frame.indication!r} of the same question is",
                       *result.steps]
             notices = [*notices, f"Không thấy thuốc nào trong Dược thư (bản demo) có chỉ định «{indication}»; "
-                                 f"dưới đây là các thuốc có chỉ định «{frame.indication}», đối chiếu với «{indication}»."]
+                                 f"dưới đây là các thuốc có chỉ định «{frame.indication}», đối chiếu với {others}."]
             indication = frame.indication or indication
             profile = patient_profile(frame, self.lexicon, self.resolver)
         candidates = list(result.candidates[: policy.indication_candidate_limit])
@@ -460,23 +469,25 @@ class RagAgent:
         )
 
     def _indicated_instead(
-        self, text: str, frame: QueryFrame, indication: str, policy: EvidencePolicy
-    ) -> tuple[QueryFrame, IndicationResult] | None:
+        self, text: str, frame: QueryFrame, indication: str, policy: EvidencePolicy,
+        merged: Sequence[ConditionMention] = (),
+    ) -> tuple[QueryFrame, IndicationResult, list[str]] | None:
         """"Bị động kinh mà có blốc nhĩ thất thì uống thuốc gì?": when no drug of the book is indicated for
         the condition read as asked, another condition of the same question that some drug is indicated
         for is the one a drug is sought for; the first becomes the patient's state, screened against."""
         asked = fold(indication)
-        for mention in self.lexicon.find(text):
+        for mention in merged or self.lexicon.find(text):
             label = mention.condition.label
             if not mention.condition.patient_condition or fold(label) == asked or fold(mention.surface) == asked:
                 continue
             result = self.retrieval.retrieve_by_indication(mention.surface, policy=policy,
                                                            typed_with_accents=typed_with_accents(text))
             if result.candidates:
-                conditions = [c for c in frame.patient.conditions if c != label] + [indication]
+                states = [m.condition.label for m in merged if m is not mention] if merged else [indication]
+                conditions = [c for c in frame.patient.conditions if c != label] + states
                 patient = frame.patient.model_copy(update={"conditions": list(dict.fromkeys(conditions))})
                 return frame.model_copy(update={"indication": mention.surface, "condition": mention.surface,
-                                                "patient": patient}), result
+                                                "patient": patient}), result, states
         return None
 
     def _names_and_classes(self, drug_id: str) -> list[str]:

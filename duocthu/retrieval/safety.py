@@ -99,6 +99,7 @@ class PatientProfile:
     medications: tuple[MedicationTerm, ...] = ()
     renal_clearance_ml_min: float | None = None
     allergies: tuple[AllergyTerm, ...] = ()
+    route: str | None = None  # the route asked about ("tiêm bắp" → "tiêm"): a limit for that form applies
 
     @property
     def is_empty(self) -> bool:
@@ -254,7 +255,8 @@ def _condition_applies(term: ConditionTerm, tokens: list[str], span: tuple[int, 
 
 def _limit_applies(limit: PopulationLimit, profile: PatientProfile) -> tuple[bool, str] | None:
     """(applies, matched fact) when a parsed limit concerns this patient, else None."""
-    circumstance_met = limit.conditional and _names_a_condition(limit.sentence, profile)
+    circumstance_met = limit.conditional and (
+        _names_a_condition(limit.sentence, profile) or (limit.route is not None and limit.route == profile.route))
     if limit.kind == "weight":
         if profile.weight_kg is not None and limit.max_weight_kg is not None and profile.weight_kg < limit.max_weight_kg:
             return (not limit.conditional or circumstance_met, f"{profile.weight_kg:g} kg")

@@ -183,17 +183,43 @@ def refers_to_taken(text: str) -> bool:
     return has_phrase(text, TAKEN_REFERENCES) or bool(_TAKEN_BY_PURPOSE_RE.search(fold(text)))
 
 
+def _taken(prior: QueryFrame, frame: QueryFrame) -> list[str]:
+    """The medicines taken, as this turn leaves them (a switch has already dropped the one replaced)."""
+    if "switches_drug" in frame.inherited:
+        return list(frame.patient.current_medications)
+    return list(prior.patient.current_medications or frame.patient.current_medications)
+
+
 def _with_what_is_taken(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
     """One drug asked "with" what the conversation says the patient takes ("bác sĩ kê clarithromycin, có kỵ
     với thuốc tôi đang dùng không?": the newly prescribed drug is asked, the earlier ones are what is taken)."""
-    taken = prior.patient.current_medications or frame.patient.current_medications
+    taken = _taken(prior, frame)
     asked = [d for d in frame.drugs if d not in taken]
     # "Tôi bị viêm họng, uống amoxicilin có được không?" from a patient who said they take methotrexat:
     # whether they *can* take it is, first of all, whether it goes with what they take.
-    may_i = has_phrase(ev.text, MAY_I_TAKE) and "section_named" not in frame.cues and bool(prior.patient.current_medications)
+    may_i = has_phrase(ev.text, MAY_I_TAKE) and "section_named" not in frame.cues and bool(taken)
     return (len(asked) == 1 and len(frame.drugs) == 1 and bool(taken)
             and frame.turn_type in DRUG_QUESTIONS
             and (has_phrase(ev.text, TOGETHER_WORDS) or refers_to_taken(ev.text) or may_i))
+
+
+SWITCH_WORDS = ("đổi sang", "chuyển sang", "thay bằng", "đổi qua", "chuyển qua", "thay sang")
+
+
+def _switches_drug(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
+    """"Vậy đổi sang amlodipin thì sao?": the new drug replaces the one last talked about."""
+    new = [d for d in frame.drugs if d not in prior.drugs]
+    return len(new) == 1 and bool(prior.drugs) and has_phrase(ev.text, SWITCH_WORDS)
+
+
+def _switch_drug(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> QueryFrame:
+    replaced = prior.drugs[-1]
+    new = [d for d in frame.drugs if d not in prior.drugs]
+    taken = [d for d in frame.patient.current_medications if d != replaced]
+    patient = frame.patient.model_copy(update={"current_medications": taken})
+    turn_type = TurnType.DRUG_ATTRIBUTE if frame.turn_type is TurnType.INTERACTION else frame.turn_type
+    section = None if frame.section_key == "tuong_tac_thuoc" and not refers_to_taken(ev.text) else frame.section_key
+    return _mark(frame, "switches_drug", drugs=new, patient=patient, turn_type=turn_type, section_key=section)
 
 
 MAY_I_TAKE = ("có được không", "được không", "uống được không", "dùng được không", "có sao không", "có nên")
@@ -230,13 +256,16 @@ CARRY_OVER: tuple[CarryRule, ...] = (
     CarryRule("facts_accumulate", "always (unless this turn describes someone else)",
               "patient facts, age, weight, population and route of the conversation", "follow-ups must not lose the patient",
               lambda p, f, ev: f.turn_type not in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE), _patient_facts),
+    CarryRule("switches_drug", "'đổi sang Y' — a new drug said to replace the one talked about",
+              "Y alone is asked; the replaced drug is no longer a medicine taken",
+              "'Hồi trước bác sĩ kê captopril…' → 'Vậy đổi sang amlodipin thì sao?' asks about amlodipin",
+              _switches_drug, _switch_drug),
     CarryRule("with_what_is_taken", "one drug asked 'chung với / kỵ với thuốc tôi đang uống' in a conversation that "
               "named the medicines taken", "interaction of the drug with the medicines taken",
               "'Bác sĩ vừa kê clarithromycin, tôi uống chung được không?' after 'tôi đang uống simvastatin'",
               _with_what_is_taken,
               lambda p, f, ev: _mark(f, "with_what_is_taken", turn_type=TurnType.INTERACTION,
-                                     drugs=list(dict.fromkeys([*(p.patient.current_medications
-                                                                 or f.patient.current_medications), *f.drugs])),
+                                     drugs=list(dict.fromkeys([*_taken(p, f), *f.drugs])),
                                      section_key="tuong_tac_thuoc", section_candidates=[],
                                      needs_clarify=False, clarify_reason=None)),
 )

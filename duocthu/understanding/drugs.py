@@ -230,6 +230,7 @@ class DrugResolver:
             item.tokens[0]: item for item in labels if item.kind == "book" and len(item.tokens) == 1
             and len(item.tokens[0]) >= 5
         }
+        self._single_word_others = [item.tokens[0] for item in labels if item.kind == "other" and len(item.tokens) == 1]
         name_tokens = {t for item in labels for t in item.tokens}
         self._known_words = ({w for text in self.known_words for w in folded_words(text)} - name_tokens) | _NOT_DRUGS
 
@@ -327,7 +328,8 @@ class DrugResolver:
             if token in self._known_words and not (INN_STEM_RE.search(token) or self._in_drug_context(tokens, i)):
                 continue  # a word of the book's own text, with nothing that marks it as a medicine
             close, near = self._near_misses(token)
-            if len(close) == 1 and not (INN_STEM_RE.search(token) and close[0][2] > 1):
+            if len(close) == 1 and not (INN_STEM_RE.search(token) and close[0][2] > 1
+                                        and (near or self._another_drug_within(token, close[0][2] + 1))):
                 drug_id, label, _ = close[0]
                 mentions.append(DrugMention(drug_id, raw[i], label, i, i + 1, fuzzy=True))
             elif close or near:
@@ -389,6 +391,11 @@ class DrugResolver:
         if len(close) > 1 and close[0][2] < close[1][2]:
             close = close[:1]  # one clearly closer than the rest
         return close, near
+
+    def _another_drug_within(self, token: str, edits: int) -> bool:
+        """A real medicine not in the book lies within ``edits`` of the word: a misspelling with an INN stem
+        that could be either is not resolved ("hydroclothiazid" has none near; "clorothiazid" is one)."""
+        return any(Levenshtein.distance(token, name, score_cutoff=edits) <= edits for name in self._single_word_others)
 
     def _suggest(self, token: str) -> str | None:
         """A book drug that looks like an unknown name (for "Có phải bạn hỏi về …?")."""

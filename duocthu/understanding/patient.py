@@ -34,6 +34,7 @@ PEDIATRIC_WORDS = (
 STRONG_ADULT_WORDS = ("người lớn", "vợ tôi", "chồng tôi", "bố tôi", "mẹ tôi", "anh tôi", "chị tôi", "người trưởng thành")
 ADULT_WORDS = (*STRONG_ADULT_WORDS, "tôi", "mình", "em nặng")  # "tôi" is weak: a parent says it too
 ELDERLY_WORDS = ("người già", "người cao tuổi", "cao tuổi", "ông", "bà nội", "bà ngoại", "ông bà", "cụ")
+DIALYSIS_WORDS = ("chạy thận", "chạy thận nhân tạo", "lọc máu", "thẩm phân", "thẩm tách máu")
 ROUTE_WORDS = {
     "uống": ("uống", "đường uống", "viên uống", "siro", "si rô"),
     "tiêm": ("tiêm", "tiêm tĩnh mạch", "tiêm bắp", "truyền", "truyền tĩnh mạch"),
@@ -246,8 +247,9 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
         # "Mình nặng 38 kg": a weight alone does not say adult or child, and "tôi/mình" may be a parent.
         population = None
     renal_clearance = parse_renal_clearance(text)
-    if population is None and renal_clearance is not None:
-        # A creatinine clearance in ml/phút is how adult doses are adjusted (the book's renal tables).
+    if population is None and (renal_clearance is not None or has_phrase(text, DIALYSIS_WORDS)):
+        # A creatinine clearance in ml/phút, or dialysis, is how adult doses are adjusted (the book's renal
+        # tables and its lines for patients on dialysis).
         population = Population.ADULT
     states_population = age is not None or has_phrase(text, (*STRONG_ADULT_WORDS, *PEDIATRIC_WORDS, *ELDERLY_WORDS))
     route = next((name for name, cues in ROUTE_WORDS.items() if has_phrase(text, cues)), None)

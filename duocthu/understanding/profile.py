@@ -75,5 +75,5 @@ def patient_profile(frame: QueryFrame, lexicon: ConditionLexicon, resolver: Drug
         pregnant=patient.pregnant, trimester=patient.trimester, breastfeeding=patient.breastfeeding,
         conditions=tuple(condition_term(label, lexicon) for label in dict.fromkeys(labels)),
         medications=tuple(medications), renal_clearance_ml_min=clearance,
-        allergies=tuple(allergy_term(name, resolver) for name in patient.allergies),
+        allergies=tuple(allergy_term(name, resolver) for name in patient.allergies), route=frame.route,
     )

@@ -88,6 +88,7 @@ _TRIMESTER_WORDS_RE = re.compile(r"\b(?:3|ba) thang (dau|giua|cuoi)\b|\bthang th
 _CLEARANCE_RE = re.compile(r"\b(?:egfr|mlcg|gfr|do thanh thai(?: creatinin)?|clcr|thanh thai creatinin)\D{0,12}"
                            + _NUMBER)
 _COUNT_RE = re.compile(_NUMBER + r"\s*(vien|goi|ong|vi|lo|hop|chai|mieng|nhat)\b")
+_PACKS = frozenset({"vi", "lo", "hop", "chai"})
 _WHOLE_PACK_RE = re.compile(r"\b(?:ca|het|nguyen)\s+(?:vi|lo|hop|chai|tup|goi)\b")
 
 
@@ -192,6 +193,8 @@ def count_taken(text: str) -> int | None:
     """A count of tablets/sachets/packs in the text ("20 viên", "cả vỉ" → -1 for a whole pack)."""
     folded = folded_with_digits(text)
     if match := _COUNT_RE.search(folded):
+        if match.group(2) in _PACKS:
+            return -1  # "2 vỉ", "3 hộp": whole packs
         return int(_to_float(match.group(1)))
     if _WHOLE_PACK_RE.search(folded):
         return -1

@@ -203,6 +203,7 @@ _PATIENT_OPENERS = ("người", "bệnh nhân", "người bệnh", "ở người
 _PATIENT_CLOSERS = ("người", "bệnh nhân", "người bệnh", "cho người", "ở người", "cho bệnh nhân", "ở bệnh nhân",
                     "người đang", "bệnh nhân đang", "người bệnh đang")  # "rung nhĩ ở người đang | bị cường giáp"
 _COMORBIDITY_JOINERS = ("kèm", "kèm theo", "đồng thời")
+_ALSO_HAS = frozenset({"ma bi", "ma lai bi"})
 
 
 def split_conditions(
@@ -222,11 +223,18 @@ def split_conditions(
     treated: str | None = None  # the condition governed by the treatment cue
     patient: list[str] = []
     follows_patient_word = False
+    carried = ""  # the joiners of empty pieces before this one ("mà" + "bị")
     for joiner, piece in pieces:
         if not piece:
+            carried = f"{carried} {joiner}".strip()
             continue
+        joined, carried = f"{carried} {joiner}".strip(), ""
+        # "Tăng huyết áp mà bị gút", "động kinh mà có blốc nhĩ thất": what the patient also has — unless it is
+        # a symptom that came on ("đau dạ dày mà bị đau răng"), which is what needs a drug.
+        also_has = (joined in _ALSO_HAS or (joined == "ma" and _opens_with(piece, ("có",)))) \
+            and not is_symptom(_strip_openers(piece))
         about_patient = (follows_patient_word or joiner in {fold(j) for j in _COMORBIDITY_JOINERS}
-                         or _opens_with(piece, _PATIENT_OPENERS))
+                         or _opens_with(piece, _PATIENT_OPENERS) or also_has)
         follows_patient_word = _closes_with(piece, _PATIENT_CLOSERS)  # "… cho người" | "bị loét dạ dày"
         head, tail_patient = _split_at_patient_marker(piece)
         condition = _strip_use_verb(_strip_scaffolding(_strip_openers(head), drug_spans, chatter=True))

@@ -73,12 +73,14 @@ OVERDOSE_TAKEN_PHRASES = (
     "quên nên uống", "quên lại uống", "quên đã uống", "ăn mấy viên", "vừa ăn", "ăn phải", "nhai mấy viên",
     "nuốt mấy viên", "nuốt phải", "uống phải", "nhai mất", "uống mất", "ăn mất", "chục viên", "cả nắm",
     "nuốt mất", "nuốt hết", "hết nửa chai", "hết cả chai", "hết nửa lọ", "hết cả hộp", "hết nửa vỉ", "hết cả vỉ", "lỡ tiêm", "tiêm nhầm", "lỡ bấm", "bấm nhầm", "thay vì", "tiêm quá tay",
-    "uống quá liều rồi",
+    "uống quá liều rồi", "gấp đôi liều", "gấp ba liều", "mất nửa chai", "mất nửa lọ",  # not "tu hết": "tự hết"
+    "hết nửa hộp", "mất cả vỉ",
 )
 _TOO_MUCH = ("uống quá nhiều", "uống nhiều quá", "uống quá liều", "xịt quá nhiều", "tiêm quá liều", "dùng quá liều")
 _FEELING_RE = re.compile(r"\b(?:dang bi|bi|thay|gio bi)\s+(?!sao\b|gi\b|lam sao\b|the nao\b|nhu the nao\b|ngo doc\b)\w+")
 _TAKEN_MARKERS = ("đã", "vừa", "rồi", "lỡ", "nhầm", "lộn", "mới uống", "vừa uống", "lúc nãy", "hồi nãy", "sáng nay",
-                  "tối qua", "hôm qua", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nuốt")
+                  "tối qua", "hôm qua", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nuốt", "chiều qua", "sáng qua",
+                  "đêm qua", "trưa qua", "uống hết", "trong một buổi", "trong buổi")
 # "uống một lúc 8 viên", "uống liền 10 viên": taken at once (a question "… được không" is excluded above).
 _AT_ONCE = ("một lúc", "cùng một lúc", "uống liền", "một lần hết", "một hơi")
 _WHAT_NOW = ("giờ phải làm sao", "phải làm sao", "làm sao bây giờ", "giờ làm sao", "giờ phải làm gì",
@@ -160,6 +162,7 @@ _GOT_HOLD = ("lấy được", "tự lấy", "với được", "lấy trộm", "
 _SWALLOWED = ("uống", "ăn", "nuốt", "nhai", "ngậm", "mút")
 # A dose repeated by someone who forgot taking it: "quên, uống digoxin 3 lần trong sáng nay".
 _REPEATED_RE = re.compile(r"\buong\b(?: \w+){0,3}? (?:[2-9]|hai|ba|bon|nam) lan (?:trong|lien|sang nay|toi nay|hom nay|roi)\b")
+_FORGOT = ("quên", "lẫn", "lú lẫn", "nhầm", "không nhớ đã uống")
 # "quên uống" is a missed dose; "quên, uống …" (the comma) is not.
 _MISSED_RE = re.compile(r"\bquen (?:mat |khong |chua )?(?:uong|dung|lieu)\b")
 
@@ -173,7 +176,7 @@ def is_overdose_taken(text: str) -> bool:
     if has_phrase(text, _GOT_HOLD) and has_phrase(text, _SWALLOWED) and has_phrase(text, _SOMEONE_ELSE):
         return True
     folded = folded_with_digits(text)
-    if has_phrase(text, ("quên",)) and not _MISSED_RE.search(fold(text)) and _REPEATED_RE.search(folded):
+    if has_phrase(text, _FORGOT) and not _MISSED_RE.search(fold(text)) and _REPEATED_RE.search(folded):
         return True
     if has_phrase(text, _TOO_MUCH) and _FEELING_RE.search(fold(text)):
         return True  # "uống quá nhiều amlodipin bị tụt huyết áp": taken, and feeling it
