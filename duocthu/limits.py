@@ -43,6 +43,8 @@ _POPULATION_WORDS = frozenset(
 # A limit stated for one form of the drug ("dạng tiêm", "đường uống"): it applies when that route is asked.
 _ROUTE_RE = re.compile(r"\b(?:dang|duong|che pham) (tiem|uong)\b")
 _ROUTES = {"tiem": "tiêm", "uong": "uống"}
+_DOCTOR_EXCEPTION_RE = re.compile(
+    r"\b(?:neu|tru khi|khi) (?:khong |chua )?(?:co )?(?:chi dinh|y kien|huong dan) (?:cua )?(?:thay thuoc|bac si)\b")
 _EXCEPTION_RE = re.compile(r"\b(?:tru khi|tru truong hop|ngoai tru)\b.*$")
 MAX_QUALIFYING_WORDS = 3
 _UNIT_YEARS = {"tuoi": 1.0, "thang tuoi": 1 / 12, "thang": 1 / 12, "tuan tuoi": 1 / 52, "tuan": 1 / 52,
@@ -112,7 +114,7 @@ def _clauses(sentence: str) -> list[str]:
 def _is_conditional(folded: str, after_colon: bool) -> bool:
     """A clause that limits a population only for a use, form or state ("… dùng để …", "dạng tiêm: …",
     "trẻ sơ sinh có tăng bilirubin máu") rather than as such ("Trẻ em dưới 12 tuổi (…), trừ khi …")."""
-    if after_colon or _CONDITIONAL_RE.search(folded):
+    if after_colon or _CONDITIONAL_RE.search(_DOCTOR_EXCEPTION_RE.sub(" ", folded)):
         return True
     core = _EXCEPTION_RE.sub("", re.sub(r"\([^)]*\)?", " ", folded))
     qualifying = [w for w in re.findall(r"[a-z]+", core) if w not in _POPULATION_WORDS]
@@ -138,5 +140,9 @@ def limits_of_sentences(sentences: Iterable[str]) -> tuple[PopulationLimit, ...]
 
 
 def names_no_circumstance(sentence: str) -> bool:
-    """The sentence attaches no use, form or circumstance to what it says ("nếu", "khi dùng", "dạng tiêm" …)."""
-    return not _CONDITIONAL_RE.search(fold(sentence))
+    """The sentence attaches no use, form or circumstance to what it says ("nếu", "khi dùng", "dạng tiêm" …).
+
+    "… nếu không có chỉ định của thầy thuốc" is an exception, not a circumstance: without a doctor's
+    order — the situation of anyone asking here — the limit stands.
+    """
+    return not _CONDITIONAL_RE.search(_DOCTOR_EXCEPTION_RE.sub(" ", fold(sentence)))

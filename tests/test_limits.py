@@ -31,3 +31,10 @@ def test_a_limit_for_a_use_or_form_is_conditional():
 
 def test_clearances_and_gestations_are_not_ages():
     assert limits("Suy thận nặng (độ thanh thải creatinin dưới 30 ml/phút).") == []
+
+
+def test_unless_a_doctor_orders_it_is_an_exception_not_a_circumstance():
+    from duocthu.limits import names_no_circumstance
+
+    assert names_no_circumstance("Không dùng cho trẻ dưới 6 tháng tuổi nếu không có chỉ định của bác sĩ.")
+    assert not names_no_circumstance("Không dùng cho trẻ dưới 6 tháng tuổi nếu bị mất nước.")

@@ -192,3 +192,8 @@ def test_a_limit_for_one_route_applies_when_that_route_is_asked(demo_runtime):
     assert any("Dạng tiêm" in f.quote for f in injected.contraindicated())
     swallowed = screen(demo_runtime, ["diclofenac"], age_years=10, age_text="10 tuổi", pediatric=True, route="uống")
     assert not swallowed.contraindicated()
+
+
+def test_a_limit_waived_only_by_a_doctor_s_order_applies_to_a_parent_asking(demo_runtime):
+    infant = screen(demo_runtime, ["ibuprofen"], age_years=7 / 52, age_text="7 tuần tuổi", weight_kg=4.2, pediatric=True)
+    assert any("dưới 3 tháng" in f.quote for f in infant.contraindicated())
