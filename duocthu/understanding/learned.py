@@ -270,13 +270,16 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
     if organism and len(words(organism)) == 1 and not has_diacritics(organism) and len(organism) >= 5:
         bare.append(organism)  # "nhiễm Shigella": the book names the organism ("Lỵ trực khuẩn do Shigella")
     latin = latin_names(condition)
-    if latin and latin != condition:
+    organism_context = bool(set(folded_words(condition)) & _ORGANISM_CONTEXT) or (latin and len(words(latin)) >= 2)
+    if latin and latin != condition and organism_context:
         bare.append(latin)  # "nam Candida am dao": the organism, whatever the user wrote around it
     return list(dict.fromkeys([*alternatives[:12], *book_indication_within(condition, lexicon), *causes, *bare,
                                *narrower]))
 
 
 _VOWEL_GROUP_RE = re.compile(r"[aeiouy]+")
+# Words around an organism's name ("nấm Candida", "nhiễm …", "do Mycoplasma"); "thiếu vitamin" is no organism.
+_ORGANISM_CONTEXT = frozenset({"nam", "nhiem", "khuan", "virus", "do", "trung", "sinh"})
 
 
 def latin_names(condition: str) -> str | None:
