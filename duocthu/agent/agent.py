@@ -182,17 +182,18 @@ class RagAgent:
         if action is Action.CLARIFY:
             drug = self._display.get(frame.drugs[0]) if frame.drugs else None
             question, replies = msg.clarify_question(decision.reason or "", frame, drug, self._display)
+            notices = self._notices(frame)
             warnings = [f for f in screen.findings if f.kind in CLARIFY_WARNING_KINDS]
             if warnings:
                 # A contraindication or an interaction does not wait for the answer to the question.
                 citations = Citations()
                 lines = safety_block(SafetyScreen(screen.drugs, screen.facts, tuple(warnings)), self._display,
                                      citations, only_found=True)
-                question = assemble(self._notices(frame), lines, None, [question], citations, Outcome.ANSWERABLE)
-            elif self._notices(frame):
-                question = "\n".join([*self._notices(frame), question])  # "(«montelucast»: hiểu là Montelukast.)"
+                question = assemble(notices, lines, None, [question], citations, Outcome.ANSWERABLE)
+            elif notices:
+                question = "\n".join([*notices, question])  # "(«montelucast»: hiểu là Montelukast.)"
             return TurnResult("clarify", decision.reason or "needs_more_info", question, quick_replies=replies,
-                              notices=tuple(self._notices(frame)), safety=tuple(warnings),
+                              notices=tuple(notices), safety=tuple(warnings),
                               hits=tuple({f.hit.doc_id: f.hit for f in warnings}.values()))
         if action is Action.ABSTAIN:
             reason = decision.reason or "out_of_scope"
@@ -420,13 +421,12 @@ class RagAgent:
         # "Tăng huyết áp và blốc nhĩ thất thì dùng thuốc gì?": two conditions read as one phrase the book does
         # not have are looked up one by one; the other is the patient's state, screened against.
         merged = [m for m in self.lexicon.find(indication) if m.condition.patient_condition]
-        if not result.candidates or (result.mode not in ("keyword", "synonyms") and len(merged) >= 2):
-            swapped = self._indicated_instead(text, frame, indication, screened_policy, merged if len(merged) >= 2 else ())
-            if swapped is None and not result.candidates:
-                return TurnResult("abstain", "no_indication_evidence", msg.abstain_message("no_indication_evidence"),
-                                  route="reverse_lookup", steps=tuple(steps))
-        else:
-            swapped = None
+        merged = merged if len(merged) >= 2 and result.mode not in ("keyword", "synonyms") else []
+        swapped = self._indicated_instead(text, frame, indication, screened_policy, merged) \
+            if merged or not result.candidates else None
+        if swapped is None and not result.candidates:
+            return TurnResult("abstain", "no_indication_evidence", msg.abstain_message("no_indication_evidence"),
+                              route="reverse_lookup", steps=tuple(steps))
         if swapped is not None:
             frame, result, states = swapped
             others = ", ".join(f"«{c}»" for c in states)
