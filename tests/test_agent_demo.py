@@ -179,6 +179,12 @@ def test_a_number_the_question_asks_about_must_be_about_what_was_asked(ask):
     assert reply.reason == "number_not_stated"
 
 
+def test_one_word_shared_with_a_dose_line_does_not_answer_a_time_asked(ask):
+    # "lái" (to drive) folds like "lại" (again); "5mg" is how the dose was told, not what is asked
+    reply = ask("Uống 1 viên diazepam 5mg buổi tối, sáng ra phải chờ mấy tiếng mới lái xe được?")
+    assert reply.reason == "number_not_stated"
+
+
 def test_a_condition_no_drug_is_indicated_for_is_read_as_the_patient_s_state(ask):
     reply = ask("Tăng huyết áp và blốc nhĩ thất thì dùng thuốc gì?")
     assert reply.outcome == "answerable" and "có chỉ định «tăng huyết áp»" in reply.answer

@@ -254,3 +254,11 @@ def test_starting_one_drug_while_on_another_is_their_interaction():
     ev = evidence("Khi bắt đầu fluconazol thì liều warfarin phải giảm bao nhiêu?", "drug_attribute",
                   "lieu_luong_va_cach_dung")
     assert cue_by_id("two_drugs_together").applies(ev, base_frame(ev, TurnType.DOSING_CALC, "lieu_luong_va_cach_dung"))
+
+
+def test_a_time_asked_of_a_dose_is_not_a_calculation():
+    ok, frame = fires("asks_a_time", "Uống allopurinol bao lâu thì acid uric về bình thường?",
+                      turn_type=TurnType.DOSING_CALC, section="lieu_luong_va_cach_dung")
+    assert ok and frame.turn_type is TurnType.DRUG_ATTRIBUTE
+    assert not fires("asks_a_time", "Bé 5 tuổi uống paracetamol mấy tiếng một lần, liều bao nhiêu?",
+                     turn_type=TurnType.DOSING_CALC, section="lieu_luong_va_cach_dung")[0]

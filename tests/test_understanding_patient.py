@@ -143,3 +143,22 @@ def test_a_drug_after_which_something_happened_years_ago_is_history():
 
 def test_taking_it_for_years_is_taking_it_now():
     assert facts("Mẹ tôi uống nó nhiều năm nay rồi").current_pronoun
+
+
+def test_a_nursing_parent_asks_about_their_own_medicine_not_the_infant_s():
+    f = facts("Con tôi mới sinh 2 tuần, bé bú mẹ hoàn toàn. Tôi đang uống enalapril có sao không?")
+    assert f.breastfeeding and f.age is None and f.population is Population.ADULT
+
+
+def test_a_child_given_the_drug_stays_the_patient():
+    f = facts("Bé 3 tháng tuổi đang bú mẹ, cho bé uống paracetamol được không?")
+    assert f.population is Population.PEDIATRIC
+
+
+def test_taking_it_every_morning_is_the_conversation_s_drug_taken():
+    assert facts("Tối nào mình cũng uống nó, giờ đau khớp dùng thêm meloxicam được không?").current_pronoun
+
+
+def test_a_drug_that_caused_a_history_is_not_the_drug_asked():
+    f = facts("Mình có tiền sử nổi mề đay khi dùng amoxicilin, cefalexin có dùng được không?")
+    assert f.history_drugs == ("amoxicilin",)

@@ -127,3 +127,8 @@ def test_what_the_patient_also_has_is_their_state(text, asked, patient):
 
 def test_a_symptom_that_came_on_is_what_needs_a_drug():
     assert split("Bị viêm dạ dày mà bị đau đầu thì uống thuốc gì?")[0] == "đau đầu"
+
+
+def test_a_first_person_history_after_the_question_is_the_patient_s():
+    condition, patient = split("Bị gút cấp thì dùng thuốc gì, tôi có tiền sử lên cơn hen?")
+    assert condition == "gút cấp" and any("hen" in p for p in patient)

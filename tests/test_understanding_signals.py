@@ -196,3 +196,19 @@ def test_a_dose_repeated_by_forgetting_is_taken_but_a_missed_dose_is_not():
                                   "Mẹ tôi nhầm, uống thuốc huyết áp 2 lần sáng nay"])
 def test_whole_packs_a_night_ago_gulped_bottles_and_confused_repeats_are_overdoses_taken(text):
     assert is_overdose_taken(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Thằng bé nhà tôi 6 tuổi nuốt 8 viên vitamin của bà",
+    "Trưa nay tôi uống 12 viên paracetamol 500 vì sốt, giờ buồn nôn",
+    "Ông tôi hay quên, sáng nay uống digoxin ba lần, mỗi lần 1 viên.",
+    "uong 10 vien cetirizin trong 1 buoi chieu, co sao khong",
+])
+def test_an_amount_told_as_already_swallowed_is_an_overdose_taken(text):
+    assert is_overdose_taken(text)
+
+
+@pytest.mark.parametrize("text", ["Tôi uống 6 viên paracetamol mỗi ngày", "Con tôi uống 5 viên một lúc có được không",
+                                  "Bố tôi uống 2 lần mỗi ngày, mỗi lần 1 viên"])
+def test_a_schedule_or_a_question_about_a_count_is_not_an_overdose_taken(text):
+    assert not is_overdose_taken(text)

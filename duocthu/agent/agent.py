@@ -587,7 +587,9 @@ def _mentions_any(hit: Hit, names: Sequence[str]) -> bool:
 
 _NUMBER_QUESTION_WORDS = frozenset(fold(w) for w in (
     "bao", "nhiêu", "mấy", "phút", "giờ", "tiếng", "ngày", "tuần", "tháng", "lần", "phần", "trăm", "lâu", "liều",
-    "thuốc", "uống", "dùng", "được", "không", "tốt", "nhất", "nên", "cách"))
+    "thuốc", "uống", "dùng", "được", "không", "tốt", "nhất", "nên", "cách",
+    # how the dose taken is told ("tối uống 1 viên 5mg thì sáng hôm sau …"), not what the number is about
+    "viên", "mg", "ml", "sáng", "tối", "trưa", "chiều", "hôm", "sau", "phải", "đợi", "mới"))
 
 
 def _states_unit_any(hits: Sequence[Hit], unit: str, topic: frozenset[str] = frozenset()) -> bool:
@@ -598,7 +600,8 @@ def _states_unit_any(hits: Sequence[Hit], unit: str, topic: frozenset[str] = fro
         if hit.chunk.requires_visual_check:
             continue
         for sentence in split_sentences(hit.chunk.text):
-            if states_unit(sentence, unit) and (not topic or topic & set(folded_words(sentence))):
+            # two topic words when there are two: "lái xe" is not met by the "lại" of "nhắc lại" alone
+            if states_unit(sentence, unit) and len(topic & set(folded_words(sentence))) >= min(2, len(topic)):
                 return True
     return False
 
@@ -627,7 +630,7 @@ def _quotes_cited_for(guarded: GuardedAnswer, hits_by_id: dict[str, Hit], frame:
 
 def _topic_words_of(text: str, drug_words: set[str]) -> frozenset[str]:
     return frozenset(w for w in content_words(text) if w not in drug_words and w not in _NUMBER_QUESTION_WORDS
-                     and not w.isdigit())
+                     and not any(ch.isdigit() for ch in w))
 
 
 def _focus_words(frame: QueryFrame) -> tuple[str, ...]:

@@ -459,6 +459,12 @@ CUE_TABLE: tuple[Cue, ...] = (
         "dosing_calc (the paediatric gates apply)", "a personal dose needs the population, age and weight",
         _personal_dose,
         lambda ev, f: _update(f, "personal_dose", turn_type=TurnType.DOSING_CALC)),
+    Cue("asks_a_time", "a time or a share asked ('sau bao nhiêu tháng', 'đợi mấy tiếng', 'bao nhiêu phần trăm'), "
+        "no amount", "an attribute of the dosing section, not a calculation",
+        "'Uống Zyloric sau bao nhiêu tháng thì tophi tan?' needs no age or weight; asking them is a useless clarify",
+        lambda ev, f: f.turn_type is TurnType.DOSING_CALC and f.asks_number in ("thời gian", "%")
+        and ev.facts.age is None and ev.facts.weight_kg is None and not has_phrase(ev.text, (*QUANTITY_WORDS, "liều")),
+        lambda ev, f: _update(f, "asks_a_time", turn_type=TurnType.DRUG_ATTRIBUTE)),
     Cue("vague_about_drug", "a drug and only 'thì sao / hỏi về / thế nào'",
         "a drug question without an attribute (ask which)", "guessing a section would answer a question not asked",
         _vague_about_drug,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from duocthu.text import fold, normalize, words
+from duocthu.text import fold, folded_words, normalize, words
 from duocthu.understanding.conditions import ConditionLexicon
 from duocthu.understanding.drugs import Resolution
 from duocthu.understanding.frame import Population
@@ -171,7 +171,10 @@ def _taken_positions(text: str) -> tuple[set[int], bool]:
 
 
 _REGULAR_PRONOUN_RE = re.compile(r"\b(?:uong|dung|tiem|xai) (?:no|thuoc nay|thuoc do|thuoc ay)"
-                                 r" (?:moi ngay|hang ngay|deu|thuong xuyen|lau nay|suot|(?:may|nhieu|\d+) (?:nam|thang) nay)\b")
+                                 r" (?:moi ngay|hang ngay|deu|thuong xuyen|lau nay|suot|(?:may|nhieu|\d+) (?:nam|thang) nay)\b"
+                                 # "Sáng nào tôi cũng uống nó"
+                                 r"|\b(?:sang|toi|trua|chieu|ngay|hom|dem) nao (?:\w+ )?cung (?:uong|dung|tiem|xai)"
+                                 r" (?:no|thuoc nay|thuoc do|thuoc ay)\b")
 
 
 _TRIGGER_WORDS = frozenset(fold(w) for w in ("khi", "lúc", "do", "sau", "vì", "đợt", "lần"))  # "sau đợt uống X"
@@ -203,6 +206,33 @@ def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None
     return spans
 
 
+_HISTORY_WORDS = ("tiền sử", "bệnh sử", "có tiền sử")
+_CAUSE_OF_HISTORY = (("khi",), ("sau", "khi"), ("do",), ("vi",), ("sau",))
+_USE_VERBS = frozenset(fold(w) for w in ("uống", "dùng", "tiêm", "xài"))
+
+
+def _history_cause_spans(text: str) -> list[tuple[int, int]]:
+    """"tiền sử lên cơn hen khi dùng aspirin": the drug after "khi / sau khi / do … dùng" in a history clause
+    caused that history; it is not the drug asked about."""
+    tokens = words(text)
+    folded = [fold(t) for t in tokens]
+    clauses = clause_of_tokens(text)
+    spans: list[tuple[int, int]] = []
+    for start, n in _cue_starts(tokens, folded, _HISTORY_WORDS):
+        clause = clauses[start] if start < len(clauses) else -1
+        for i in range(start + n, len(tokens)):
+            if clauses[i] != clause:
+                break
+            for trigger in _CAUSE_OF_HISTORY:
+                after = i + len(trigger)
+                if tuple(folded[i:after]) == trigger and after < len(tokens) and folded[after] in _USE_VERBS:
+                    end = after + 1
+                    while end < min(after + 4, len(tokens)) and clauses[end] == clause:
+                        end += 1
+                    spans.append((after + 1, end))
+    return spans
+
+
 def _in_spans(position: int, spans: list[tuple[int, int]]) -> bool:
     return any(start <= position < end for start, end in spans)
 
@@ -223,6 +253,18 @@ def _accent_ok(typed: list[str], cue: list[str]) -> bool:
 _NURSING_AGE_RE = re.compile(r"\b(?:cho (?:con |be |em be )?bu|bu me|nuoi con)\b[^.?!,;]{0,12}?\d+\s*(?:thang|tuan|ngay)")
 
 
+# "Con em mới sinh được 10 ngày, em bú mẹ. Coversyl em đang uống …": a parent whose infant is breastfed asks about
+# the parent's own medicine ("bú" said loosely, not one of the nursing phrases).
+_INFANT_OF_ASKER_RE = re.compile(r"\bcon (?:em|toi|minh)\b[^.?!]{0,25}?(?:moi sinh|so sinh|\d+ (?:ngay|tuan|thang)\b)")
+_OWN_MEDICINE = ("em đang uống", "tôi đang uống", "mình đang uống", "em đang dùng", "tôi đang dùng", "mình đang dùng")
+_GIVEN_TO_CHILD = ("cho con uống", "cho bé uống", "cho cháu uống", "cho con dùng", "cho bé dùng")
+
+
+def _nurses_own_infant(text: str) -> bool:
+    return bool("bu" in folded_words(text) and _INFANT_OF_ASKER_RE.search(folded_with_digits(text))
+                and has_phrase(text, _OWN_MEDICINE) and not has_phrase(text, _GIVEN_TO_CHILD))
+
+
 SINCE_CHILDHOOD = ("từ bé", "từ nhỏ", "hồi bé", "hồi nhỏ", "lúc bé", "lúc nhỏ", "từ hồi bé", "từ hồi nhỏ", "từ bé đến giờ")
 
 
@@ -237,11 +279,14 @@ def _without_nursing_words(text: str) -> str:
 def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) -> TurnFacts:
     """The facts one turn states about the patient."""
     age = parse_age(text)
-    if age is not None and has_phrase(text, BREASTFEEDING_WORDS) and _NURSING_AGE_RE.search(folded_with_digits(text)):
-        age = None  # "cho con bú 5 tháng": the baby's age, not the patient's
-    nursing = has_phrase(text, BREASTFEEDING_WORDS)
+    own_infant = _nurses_own_infant(text)
+    nursing = has_phrase(text, BREASTFEEDING_WORDS) or own_infant
+    if age is not None and nursing and (_NURSING_AGE_RE.search(folded_with_digits(text)) or own_infant):
+        age = None  # "cho con bú 5 tháng", "con em mới sinh 10 ngày, em cho bú": the baby's age, not the patient's
     not_a_child = nursing or has_phrase(text, SINCE_CHILDHOOD)
     population = population_of(_without_nursing_words(text) if not_a_child else text, age.years if age else None)
+    if own_infant:
+        population = Population.ADULT  # the nursing parent takes the medicine; the infant is who it reaches
     weight = parse_weight(text)
     if population is Population.ADULT and age is None and weight is not None and not has_phrase(text, STRONG_ADULT_WORDS):
         # "Mình nặng 38 kg": a weight alone does not say adult or child, and "tôi/mình" may be a parent.
@@ -265,7 +310,7 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
     taken, pronoun = _taken_positions(text)
     names_at = frozenset([m.start for m in resolution.mentions] + [u.start for u in resolution.unknown])
     allergy_spans = _cue_spans(text, ALLERGY_CUES, names_at, reaction=True)
-    past_spans = _cue_spans(text, PAST_USE_CUES, names_at)
+    past_spans = _cue_spans(text, PAST_USE_CUES, names_at) + _history_cause_spans(text)
     reacted = has_phrase(text, REACTION_WORDS)
     in_past = {m.drug_id for m in resolution.mentions if _in_spans(m.start, past_spans) and m.start not in taken}
     in_allergy = {m.drug_id for m in resolution.mentions if _in_spans(m.start, allergy_spans)}

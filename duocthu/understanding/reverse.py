@@ -199,9 +199,13 @@ _PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thì|mà|nhưng|kèm theo|kèm|đồ
 _UNACCENTED_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thi|nhung|kem theo|kem|dong thoi|bi|len con)\b", re.IGNORECASE)
 _PATIENT_OPENERS = ("người", "bệnh nhân", "người bệnh", "ở người", "cho người", "cho bệnh nhân", "ở bệnh nhân",
                     "người có", "người có tiền sử", "có tiền sử", "tiền sử", "người đang", "người mắc", "bé",
-                    "trẻ", "con tôi", "bà bầu", "phụ nữ có thai", "mẹ tôi", "bố tôi", "ba tôi", "ông tôi", "bà tôi")
+                    "trẻ", "con tôi", "bà bầu", "phụ nữ có thai", "mẹ tôi", "bố tôi", "ba tôi", "ông tôi", "bà tôi",
+                    # a history told in the first person is the patient's, not what needs a drug
+                    "tôi có tiền sử", "mình có tiền sử", "em có tiền sử", "tôi từng bị", "mình từng bị", "em từng bị",
+                    "từng bị")
 _PATIENT_CLOSERS = ("người", "bệnh nhân", "người bệnh", "cho người", "ở người", "cho bệnh nhân", "ở bệnh nhân",
-                    "người đang", "bệnh nhân đang", "người bệnh đang")  # "rung nhĩ ở người đang | bị cường giáp"
+                    "người đang", "bệnh nhân đang", "người bệnh đang",  # "rung nhĩ ở người đang | bị cường giáp"
+                    "tiền sử", "từng")  # "tôi có tiền sử | lên cơn hen …", "tôi từng | bị loét"
 _COMORBIDITY_JOINERS = ("kèm", "kèm theo", "đồng thời")
 _ALSO_HAS = frozenset({"ma bi", "ma lai bi"})
 

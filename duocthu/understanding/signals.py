@@ -80,11 +80,17 @@ _TOO_MUCH = ("uống quá nhiều", "uống nhiều quá", "uống quá liều",
 _FEELING_RE = re.compile(r"\b(?:dang bi|bi|thay|gio bi)\s+(?!sao\b|gi\b|lam sao\b|the nao\b|nhu the nao\b|ngo doc\b)\w+")
 _TAKEN_MARKERS = ("đã", "vừa", "rồi", "lỡ", "nhầm", "lộn", "mới uống", "vừa uống", "lúc nãy", "hồi nãy", "sáng nay",
                   "tối qua", "hôm qua", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nuốt", "chiều qua", "sáng qua",
-                  "đêm qua", "trưa qua", "uống hết", "trong một buổi", "trong buổi")
+                  "đêm qua", "trưa qua", "uống hết", "trong một buổi", "trong buổi", "trong 1 buổi", "chiều nay",
+                  "trưa nay")
 # "uống một lúc 8 viên", "uống liền 10 viên": taken at once (a question "… được không" is excluded above).
 _AT_ONCE = ("một lúc", "cùng một lúc", "uống liền", "một lần hết", "một hơi")
 _WHAT_NOW = ("giờ phải làm sao", "phải làm sao", "làm sao bây giờ", "giờ làm sao", "giờ phải làm gì",
-             "làm gì bây giờ", "có sao không bây giờ")
+             "làm gì bây giờ", "có sao không bây giờ", "có sao không", "có nguy hiểm không", "có sao ko")
+# "Con tôi 12 tuổi uống 10 viên thuốc ngủ của mẹ": someone told as having swallowed a count, not asking about one.
+_TOLD_TAKEN_RE = re.compile(r"\b(?:toi|minh|em|con|be|chau|ong|ba|bo|me|chong|vo|anh|chi|no)(?: \w+){0,3}? "
+                            r"(?:uong|nuot|an|nhai) (?:het |luon |mot luc )?\d+ (?:vien|goi|ong|vi|lo|chai)\b")
+_ASKING_ABOUT_A_COUNT = ("được không", "có được", "có nên", "nên không", "bao nhiêu", "tối đa", "có đủ", "mỗi ngày",
+                         "một ngày", "hàng ngày", "1 ngày", "mỗi lần", "có phải", "có quá liều", "là quá liều")
 _HYPOTHETICAL_MARKERS = ("nếu", "lỡ như", "nhỡ như", "giả sử", "trường hợp", "lỡ mà")
 
 EMERGENCY_SIGNS = (
@@ -163,6 +169,8 @@ _SWALLOWED = ("uống", "ăn", "nuốt", "nhai", "ngậm", "mút")
 # A dose repeated by someone who forgot taking it: "quên, uống digoxin 3 lần trong sáng nay".
 _REPEATED_RE = re.compile(r"\buong\b(?: \w+){0,3}? (?:[2-9]|hai|ba|bon|nam) lan (?:trong|lien|sang nay|toi nay|hom nay|roi)\b")
 _FORGOT = ("quên", "lẫn", "lú lẫn", "nhầm", "không nhớ đã uống")
+# "tối qua uống warfarin hai lần, mỗi lần 2 viên": a repeat dose told with when it happened.
+_TWICE_RE = re.compile(r"\buong\b(?: \w+){0,3}? (?:[2-9]|hai|ba|bon|nam) lan\b")
 # "quên uống" is a missed dose; "quên, uống …" (the comma) is not.
 _MISSED_RE = re.compile(r"\bquen (?:mat |khong |chua )?(?:uong|dung|lieu)\b")
 
@@ -176,7 +184,8 @@ def is_overdose_taken(text: str) -> bool:
     if has_phrase(text, _GOT_HOLD) and has_phrase(text, _SWALLOWED) and has_phrase(text, _SOMEONE_ELSE):
         return True
     folded = folded_with_digits(text)
-    if has_phrase(text, _FORGOT) and not _MISSED_RE.search(fold(text)) and _REPEATED_RE.search(folded):
+    if has_phrase(text, _FORGOT) and not _MISSED_RE.search(fold(text)) and (
+            _REPEATED_RE.search(folded) or (_TWICE_RE.search(folded) and has_phrase(text, _TAKEN_MARKERS))):
         return True
     if has_phrase(text, _TOO_MUCH) and _FEELING_RE.search(fold(text)):
         return True  # "uống quá nhiều amlodipin bị tụt huyết áp": taken, and feeling it
@@ -187,6 +196,8 @@ def is_overdose_taken(text: str) -> bool:
         return True
     if has_phrase(text, _WHAT_NOW):
         return True  # "uống 15 viên tramadol để giảm đau, giờ phải làm sao"
+    if _TOLD_TAKEN_RE.search(folded) and "?" not in text and not has_phrase(text, _ASKING_ABOUT_A_COUNT):
+        return True
     # "uống một lúc 8 viên"; "uống 6 viên trong vòng 2 tiếng, giờ buồn nôn": taken, and feeling it now
     return has_phrase(text, ("trong vòng", "giờ thấy", "giờ bị", "giờ buồn nôn", "giờ chóng mặt", "giờ mệt",
                              *_AT_ONCE)) \
