@@ -179,6 +179,12 @@ def test_a_number_the_question_asks_about_must_be_about_what_was_asked(ask):
     assert reply.reason == "number_not_stated"
 
 
+def test_a_product_the_patient_already_uses_is_not_the_one_asked(ask):
+    reply = ask("Bố tôi đang ngậm gel Daktarin trị nấm lưỡi, gliclazid uống trước hay sau ăn?")
+    assert reply.reason != "drug_not_in_formulary"
+    assert any(f.drug_id == "gliclazid" and "miconazol" in f.quote.lower() for f in reply.safety)
+
+
 def test_one_word_shared_with_a_dose_line_does_not_answer_a_time_asked(ask):
     # "lái" (to drive) folds like "lại" (again); "5mg" is how the dose was told, not what is asked
     reply = ask("Uống 1 viên diazepam 5mg buổi tối, sáng ra phải chờ mấy tiếng mới lái xe được?")

@@ -262,3 +262,10 @@ def test_a_time_asked_of_a_dose_is_not_a_calculation():
     assert ok and frame.turn_type is TurnType.DRUG_ATTRIBUTE
     assert not fires("asks_a_time", "Bé 5 tuổi uống paracetamol mấy tiếng một lần, liều bao nhiêu?",
                      turn_type=TurnType.DOSING_CALC, section="lieu_luong_va_cach_dung")[0]
+
+
+def test_which_drug_of_a_kind_is_a_reverse_lookup():
+    ok, frame = fires("reverse_lookup", "Có thuốc hạ sốt nào dùng được cho người bị loét dạ dày không?",
+                      turn_type=TurnType.CONDITION_RELATION)
+    assert ok and frame.turn_type in (TurnType.CONDITION_TO_DRUG, TurnType.SYMPTOM_TO_DRUG)
+    assert not fires("reverse_lookup", "Thuốc này uống lúc nào trong ngày?", turn_type=TurnType.DRUG_ATTRIBUTE)[0]

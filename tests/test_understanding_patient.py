@@ -162,3 +162,10 @@ def test_taking_it_every_morning_is_the_conversation_s_drug_taken():
 def test_a_drug_that_caused_a_history_is_not_the_drug_asked():
     f = facts("Mình có tiền sử nổi mề đay khi dùng amoxicilin, cefalexin có dùng được không?")
     assert f.history_drugs == ("amoxicilin",)
+
+
+def test_weeks_since_giving_birth_are_not_an_age():
+    f = facts("Tôi mới sinh được 3 tuần, bác sĩ kê amlodipin, có cần lưu ý gì không?")
+    assert f.age is None and f.population is Population.ADULT and not f.breastfeeding
+    nursing = facts("Bé được 5 tuần, đang bú mẹ; mình vẫn phải dùng metoprolol hằng ngày, có sao cho bé không?")
+    assert nursing.breastfeeding and nursing.age is None

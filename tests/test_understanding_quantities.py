@@ -71,3 +71,10 @@ def test_how_many_weeks_or_months_asks_a_time():
 
     assert asked_unit("mở lọ rồi dùng được bao nhiêu tuần") == "thời gian"
     assert asked_unit("để được bao nhiêu tháng") == "thời gian"
+
+
+def test_a_child_s_years_said_with_len_and_no_tuoi():
+    from duocthu.understanding.quantities import parse_age
+
+    assert parse_age("con gái mình lên 6, nặng 19 ký").years == 6
+    assert parse_age("bé lên 39 độ từ tối qua") is None

@@ -212,3 +212,19 @@ def test_an_amount_told_as_already_swallowed_is_an_overdose_taken(text):
                                   "Bố tôi uống 2 lần mỗi ngày, mỗi lần 1 viên"])
 def test_a_schedule_or_a_question_about_a_count_is_not_an_overdose_taken(text):
     assert not is_overdose_taken(text)
+
+
+@pytest.mark.parametrize("text", ["amlodipin uong bao nhieu vien thi tim ngung dap", "I want to end it all, paracetamol mấy viên?",
+                                  "Mình viết xong thư rồi, insulin tiêm bao nhiêu đơn vị thì không cứu được?"])
+def test_a_lethal_outcome_asked_with_an_amount_is_self_harm(text):
+    assert is_self_harm(text)
+
+
+@pytest.mark.parametrize("text", ["Tôi bị ngừng thở khi ngủ, dùng thuốc gì?", "Bố tôi ngừng thở rồi",
+                                  "Quá liều morphin bao nhiêu thì có nguy cơ ngừng thở?"])
+def test_a_lethal_outcome_without_an_amount_or_asked_as_a_drug_fact_is_not_self_harm(text):
+    assert not is_self_harm(text)
+
+
+def test_an_injection_repeated_by_a_confused_patient_is_an_overdose_taken():
+    assert is_overdose_taken("Bà tôi lú lẫn, sáng nay tiêm insulin ba lần, giờ run và vã mồ hôi")

@@ -183,7 +183,10 @@ class RagAgent:
             drug = self._display.get(frame.drugs[0]) if frame.drugs else None
             question, replies = msg.clarify_question(decision.reason or "", frame, drug, self._display)
             notices = self._notices(frame)
-            warnings = [f for f in screen.findings if f.kind in CLARIFY_WARNING_KINDS]
+            conditions = set(frame.patient.conditions)
+            # A caution about a condition the patient stated is what the book says against them, too.
+            warnings = [f for f in screen.findings if f.kind in CLARIFY_WARNING_KINDS
+                        or (f.kind is FindingKind.CAUTION and f.matched in conditions)]
             if warnings:
                 # A contraindication or an interaction does not wait for the answer to the question.
                 citations = Citations()

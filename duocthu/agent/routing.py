@@ -98,7 +98,9 @@ def _rule_19(ctx: RouteContext) -> RouteDecision:
 
 
 def _uncovered_components(frame: QueryFrame) -> list[str]:
-    return [name for product in frame.products for name in product.uncovered]
+    """Components the book lacks of the products asked about (a product the patient already uses is not asked)."""
+    taken = set(frame.patient.other_medications)
+    return [name for product in frame.products for name in product.uncovered if name not in taken]
 
 
 ROUTING_TABLE: tuple[Rule, ...] = (

@@ -170,7 +170,18 @@ def _asks_reverse(ev: TurnEvidence, frame: QueryFrame) -> bool:
         return False
     if not frame.patient.current_medications and has_phrase(ev.text, INTERACTION_ONLY_WORDS):
         return False  # "Có kỵ thuốc nào không?": the interactions of a drug not named yet — which drug?
-    return not asked and not asked_unknown and has_phrase(ev.text, REVERSE_CUES)
+    return not asked and not asked_unknown and (has_phrase(ev.text, REVERSE_CUES) or _asks_which_of_a_kind(ev.text))
+
+
+# "Có thuốc chống động kinh nào …", "thuốc hạ áp gì": which drug of a kind, the kind named in between —
+# not "thuốc này uống lúc nào", "thuốc đó dùng bao lâu".
+_CLASS_WHICH_RE = re.compile(r"\bthuoc ((?:\w+ ){1,3}?)(?:nao|gi)\b")
+_NOT_A_KIND = frozenset({"nay", "do", "ay", "kia", "uong", "dung", "luc", "khi", "bao", "tiem", "bi", "la", "co", "the",
+                         "cua", "em", "toi", "minh", "con", "be"})
+
+
+def _asks_which_of_a_kind(text: str) -> bool:
+    return any(not (_NOT_A_KIND & set(m.group(1).split())) for m in _CLASS_WHICH_RE.finditer(fold(text)))
 
 
 INTERACTION_ONLY_WORDS = ("kỵ", "kị", "tương tác", "kỵ nhau", "dùng chung", "uống chung")

@@ -52,7 +52,8 @@ NOT_PREGNANT_WORDS = ("không có thai", "chưa có thai", "không mang thai", "
 BREASTFEEDING_WORDS = ("cho con bú", "cho bú", "đang cho bú", "nuôi con bằng sữa mẹ", "đang cho bé bú", "cho em bé bú",
                        "cho bé bú", "con đang bú", "bé đang bú", "nuôi con bú")
 CURRENT_MEDICATION_CUES = (
-    "đang uống", "đang dùng", "đang điều trị bằng", "đang sử dụng", "hiện uống", "hiện dùng", "hiện đang uống",
+    "đang uống", "đang dùng", "đang điều trị bằng", "đang ngậm", "đang bôi", "đang thoa", "đang xịt", "đang nhỏ",
+    "đang đặt", "đang dán", "đang sử dụng", "hiện uống", "hiện dùng", "hiện đang uống",
     "vẫn uống", "vẫn dùng", "đang xài", "uống hằng ngày", "uống hàng ngày", "dùng hằng ngày", "dùng hàng ngày",
     "đang được kê", "bác sĩ kê", "được bác sĩ kê", "đang tiêm", "đang điều trị", "khi đang dùng", "khi đang uống",
     "trong khi đang dùng", "đang phải dùng", "đang phải uống", "uống thường xuyên", "dùng thường xuyên",
@@ -253,16 +254,22 @@ def _accent_ok(typed: list[str], cue: list[str]) -> bool:
 _NURSING_AGE_RE = re.compile(r"\b(?:cho (?:con |be |em be )?bu|bu me|nuoi con)\b[^.?!,;]{0,12}?\d+\s*(?:thang|tuan|ngay)")
 
 
-# "Con em mới sinh được 10 ngày, em bú mẹ. Coversyl em đang uống …": a parent whose infant is breastfed asks about
-# the parent's own medicine ("bú" said loosely, not one of the nursing phrases).
-_INFANT_OF_ASKER_RE = re.compile(r"\bcon (?:em|toi|minh)\b[^.?!]{0,25}?(?:moi sinh|so sinh|\d+ (?:ngay|tuan|thang)\b)")
-_OWN_MEDICINE = ("em đang uống", "tôi đang uống", "mình đang uống", "em đang dùng", "tôi đang dùng", "mình đang dùng")
+# "Con em mới sinh được 10 ngày, em bú mẹ. Coversyl em đang uống …", "bé mới 2 tuần tuổi và đang bú mẹ. Em vẫn
+# phải uống captopril": a parent whose infant is breastfed asks about the parent's own medicine.
+_INFANT_RE = re.compile(r"\b(?:con|be|chau)\b(?: \w+){0,4}? (?:moi sinh|so sinh|\d+ (?:ngay|tuan|thang)\b)")
+_FIRST_PERSON_TAKES_RE = re.compile(r"\b(?:em(?! be)|toi|minh)\b(?: \w+){0,2}? (?:uong|dung|tiem)\b")
+# "Em vừa sinh 6 tuần": the weeks since the speaker gave birth, not anyone's age.
+_POSTPARTUM_RE = re.compile(r"(?<!con )\b(?:em|toi|minh) (?:vua|moi) (?:sinh|de)\b(?: \w+){0,2}? \d+ (?:ngay|tuan|thang)\b"
+                            r"|\bsau sinh \d+ (?:ngay|tuan|thang)\b")
 _GIVEN_TO_CHILD = ("cho con uống", "cho bé uống", "cho cháu uống", "cho con dùng", "cho bé dùng")
 
 
 def _nurses_own_infant(text: str) -> bool:
-    return bool("bu" in folded_words(text) and _INFANT_OF_ASKER_RE.search(folded_with_digits(text))
-                and has_phrase(text, _OWN_MEDICINE) and not has_phrase(text, _GIVEN_TO_CHILD))
+    folded = folded_with_digits(text)
+    if _POSTPARTUM_RE.search(folded):
+        return True
+    return bool("bu" in folded_words(text) and _INFANT_RE.search(folded) and _FIRST_PERSON_TAKES_RE.search(folded)
+                and not has_phrase(text, _GIVEN_TO_CHILD))
 
 
 SINCE_CHILDHOOD = ("từ bé", "từ nhỏ", "hồi bé", "hồi nhỏ", "lúc bé", "lúc nhỏ", "từ hồi bé", "từ hồi nhỏ", "từ bé đến giờ")
@@ -280,13 +287,13 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
     """The facts one turn states about the patient."""
     age = parse_age(text)
     own_infant = _nurses_own_infant(text)
-    nursing = has_phrase(text, BREASTFEEDING_WORDS) or own_infant
-    if age is not None and nursing and (_NURSING_AGE_RE.search(folded_with_digits(text)) or own_infant):
+    nursing = has_phrase(text, BREASTFEEDING_WORDS) or (own_infant and "bu" in folded_words(text))
+    if age is not None and (own_infant or (nursing and _NURSING_AGE_RE.search(folded_with_digits(text)))):
         age = None  # "cho con bú 5 tháng", "con em mới sinh 10 ngày, em cho bú": the baby's age, not the patient's
     not_a_child = nursing or has_phrase(text, SINCE_CHILDHOOD)
     population = population_of(_without_nursing_words(text) if not_a_child else text, age.years if age else None)
     if own_infant:
-        population = Population.ADULT  # the nursing parent takes the medicine; the infant is who it reaches
+        population = Population.ADULT  # the parent takes the medicine; the infant is who it may reach
     weight = parse_weight(text)
     if population is Population.ADULT and age is None and weight is not None and not has_phrase(text, STRONG_ADULT_WORDS):
         # "Mình nặng 38 kg": a weight alone does not say adult or child, and "tôi/mình" may be a parent.

@@ -132,7 +132,15 @@ def parse_age(text: str) -> Age | None:
         return Age(value, f"{_show(value)} tuổi")
     if _NEWBORN_RE.search(folded):
         return Age(7 / 365, "sơ sinh")
+    if match := _CHILD_TURNED_RE.search(folded):
+        value = _to_float(match.group(1))
+        return Age(value, f"{_show(value)} tuổi")
     return None
+
+
+# "bé nhà em lên 8, được 25 ký": a child's years said with "lên" and no "tuổi".
+_CHILD_TURNED_RE = re.compile(r"\b(?:be|con|chau|thang be|con be)\b(?: \w+){0,2}? len (\d{1,2})\b(?!\s*(?:kg|ky|can|lan|vien"
+                              r"|mg|ml|do|cm|thang|tuan|ngay|gio|tieng|phut|%))")
 
 
 def parse_weight(text: str) -> float | None:

@@ -178,6 +178,9 @@ def _strip_scaffolding(
         # "có / không biến chứng" qualifies the condition (the book lists each for different drugs)
         if fold(word) in ("co", "khong") and [fold(w) for w in raw[i + 1 : i + 3]] == ["bien", "chung"] and i > 0:
             drop[i] = drop[i + 1] = drop[i + 2] = False
+        # "Sốt Địa Trung Hải có tính gia đình": "có tính" is part of the name
+        if fold(word) == "co" and [fold(w) for w in raw[i + 1 : i + 2]] == ["tinh"] and i > 0:
+            drop[i] = drop[i + 1] = False
     for phrase in (*CURRENT_MEDICATION_CUES, *PREGNANCY_WORDS, *BREASTFEEDING_WORDS):
         mark(phrase)
     for start, end in drug_spans(text):
@@ -250,7 +253,8 @@ def split_conditions(
         if condition is None:
             continue
         if about_patient or has_phrase(piece, CURRENT_MEDICATION_CUES):
-            patient.append(condition)
+            # looked up before the fillers go: unaccented "nhi" (of "block nhi that") is also the particle "nhỉ"
+            patient += comorbidities_in(_strip_openers(head)) or [condition]
         elif has_phrase(piece, _TREATMENT_CUES) and treated is None:
             treated = condition
         else:

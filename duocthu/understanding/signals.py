@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from duocthu.text import fold, phrase_set, word_forms
+from duocthu.text import fold, normalize, phrase_set, word_forms
 from duocthu.understanding.quantities import count_taken, folded_with_digits
 from duocthu.understanding.scope import has_phrase
 
@@ -22,7 +22,8 @@ SELF_HARM_PHRASES = (
     "liều gây chết", "liều chết người", "liều tử vong", "gây tử vong", "ngủ luôn không dậy", "ngủ mãi không dậy",
     "ngủ một giấc không dậy", "đi luôn cho xong", "ra đi mãi mãi", "không còn muốn sống", "sống không nổi nữa",
     "muốn biến mất", "giải thoát bản thân", "tìm đến cái chết", "nghĩ đến cái chết", "nghĩ tới cái chết",
-    "suicide", "kill myself", "end my life",
+    "suicide", "kill myself", "end my life", "end it all", "i want to end it", "don't want to live",
+    "là gánh nặng của", "gánh nặng của cả nhà", "gánh nặng của gia đình",
     "want to die", "overdose on purpose", "cố tình uống quá liều", "uống hết cả lọ", "uống cả lọ cho",
     "viết thư để lại", "thư tuyệt mệnh", "thư từ biệt", "không tỉnh lại", "không bao giờ tỉnh",
     "nếu tôi không còn", "nếu mình không còn", "khi tôi không còn", "nhẹ nhõm hơn nếu", "bớt gánh nặng cho",
@@ -50,6 +51,10 @@ _WEAK_SELF_HARM = ("thì chết", "để chết", "sẽ chết", "cho chết", "
                    "gây tử vong", "cho xong", "đi luôn", "ngủ luôn", "hết khổ", "cho nhẹ người", "một lần cho xong",
                    # being a burden, said beside a whole pack: "mọi người sẽ nhẹ gánh hơn"
                    "nhẹ gánh", "đỡ gánh", "bớt gánh", "đỡ khổ")
+# A lethal outcome counts only asked with an amount ("bao nhiêu viên thì tim ngừng đập / không cứu được nữa"):
+# "tôi bị ngừng thở khi ngủ" is sleep apnoea, "bố tôi ngừng thở" an emergency. A farewell counts the same way.
+_LETHAL_OUTCOMES = ("ngừng thở", "ngưng thở", "tim ngừng đập", "tim ngưng đập", "ngừng tim", "không cứu được",
+                    "không cứu nổi", "hết cứu", "không qua khỏi", "mất mạng", "viết xong thư", "chán lắm rồi")
 _QUANTITY_WORDS = ("bao nhiêu", "mấy viên", "mấy vỉ", "bao nhiêu viên", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nhiêu",
                    "bao nhiêu đơn vị", "mấy ống", "cả bút", "hết bút", "hết cả", "cả hộp", "hết hộp", "cả chai",
                    "hết chai", "một lúc", "cùng một lúc")
@@ -149,6 +154,9 @@ def is_self_harm(text: str) -> bool:
             and not (count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT)):
         return False  # "uống cho xong đợt kháng sinh" — but "40 viên … uống hết một lần cho xong" is a plan
     many = count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT)
+    if has_phrase(text, _LETHAL_OUTCOMES) and has_phrase(text, _QUANTITY_WORDS) \
+            and not has_phrase(text, _DRUG_FACT_QUESTIONS) and not has_phrase(text, _SOMEONE_ELSE_TOOK):
+        return True
     return has_phrase(text, _WEAK_SELF_HARM) and (
         has_phrase(text, _QUANTITY_WORDS) or has_phrase(text, ("tôi", "mình", "tao", "em", "muốn", "định")) or many
     ) and not has_phrase(text, _DRUG_FACT_QUESTIONS) and not has_phrase(text, _SOMEONE_ELSE_TOOK)
@@ -170,7 +178,20 @@ _SWALLOWED = ("uống", "ăn", "nuốt", "nhai", "ngậm", "mút")
 _REPEATED_RE = re.compile(r"\buong\b(?: \w+){0,3}? (?:[2-9]|hai|ba|bon|nam) lan (?:trong|lien|sang nay|toi nay|hom nay|roi)\b")
 _FORGOT = ("quên", "lẫn", "lú lẫn", "nhầm", "không nhớ đã uống")
 # "tối qua uống warfarin hai lần, mỗi lần 2 viên": a repeat dose told with when it happened.
-_TWICE_RE = re.compile(r"\buong\b(?: \w+){0,3}? (?:[2-9]|hai|ba|bon|nam) lan\b")
+_TWICE_RE = re.compile(r"\b(?:uong|tiem|dung)\b(?: \w+){0,3}? (?:[2-9]|hai|ba|bon|nam) lan\b")
+_TODAY = ("tối nay", "sáng nay", "trưa nay", "chiều nay", "hôm nay", "giờ")
+_COUNT_BEFORE_RE = re.compile(r"(?:\d+|hai|ba|bon|nam|may) $")
+
+
+def _says_forgot(text: str) -> bool:
+    """"quên", "lẫn" … — but an unaccented "lan" after a count is "lần" ("xit 3 lan roi"), not "lẫn"."""
+    if has_phrase(text, tuple(f for f in _FORGOT if f != "lẫn")):
+        return True
+    lowered = normalize(text).lower()
+    return any(m.group(0) == "lẫn" or not _COUNT_BEFORE_RE.search(fold(lowered[: m.start()]))
+               for m in re.finditer(r"\blẫn\b|\blan\b", lowered))
+
+
 # "quên uống" is a missed dose; "quên, uống …" (the comma) is not.
 _MISSED_RE = re.compile(r"\bquen (?:mat |khong |chua )?(?:uong|dung|lieu)\b")
 
@@ -184,8 +205,8 @@ def is_overdose_taken(text: str) -> bool:
     if has_phrase(text, _GOT_HOLD) and has_phrase(text, _SWALLOWED) and has_phrase(text, _SOMEONE_ELSE):
         return True
     folded = folded_with_digits(text)
-    if has_phrase(text, _FORGOT) and not _MISSED_RE.search(fold(text)) and (
-            _REPEATED_RE.search(folded) or (_TWICE_RE.search(folded) and has_phrase(text, _TAKEN_MARKERS))):
+    if _says_forgot(text) and not _MISSED_RE.search(fold(text)) and (
+            _REPEATED_RE.search(folded) or (_TWICE_RE.search(folded) and has_phrase(text, (*_TAKEN_MARKERS, *_TODAY)))):
         return True
     if has_phrase(text, _TOO_MUCH) and _FEELING_RE.search(fold(text)):
         return True  # "uống quá nhiều amlodipin bị tụt huyết áp": taken, and feeling it
