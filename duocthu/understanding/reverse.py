@@ -229,6 +229,7 @@ def split_conditions(
     asked: list[str] = []  # conditions not marked as the patient's, in order
     treated: str | None = None  # the condition governed by the treatment cue
     patient: list[str] = []
+    before_fillers: dict[str, list[str]] = {}
     follows_patient_word = False
     carried = ""  # the joiners of empty pieces before this one ("mà" + "bị")
     for joiner, piece in pieces:
@@ -253,8 +254,9 @@ def split_conditions(
         if condition is None:
             continue
         if about_patient or has_phrase(piece, CURRENT_MEDICATION_CUES):
+            patient.append(condition)
             # looked up before the fillers go: unaccented "nhi" (of "block nhi that") is also the particle "nhỉ"
-            patient += comorbidities_in(_strip_openers(head)) or [condition]
+            before_fillers[condition] = comorbidities_in(_strip_openers(head))
         elif has_phrase(piece, _TREATMENT_CUES) and treated is None:
             treated = condition
         else:
@@ -272,7 +274,7 @@ def split_conditions(
         # condition is the one the drug is for.
         condition, patient = patient[0], patient[1:]
     others = [c for c in asked if c != condition] + patient
-    comorbidities = [c for o in others for c in (comorbidities_in(o) or [o])]
+    comorbidities = [c for o in others for c in (comorbidities_in(o) or before_fillers.get(o) or [o])]
     comorbidities = [c for c in dict.fromkeys(comorbidities)
                      if c != condition and not any(c != o and fold(c) in fold(o) for o in comorbidities)]
     return condition, comorbidities
