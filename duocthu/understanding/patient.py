@@ -207,7 +207,7 @@ def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None
     return spans
 
 
-_HISTORY_WORDS = ("tiền sử", "bệnh sử", "có tiền sử")
+_HISTORY_WORDS = ("tiền sử", "bệnh sử")
 _CAUSE_OF_HISTORY = (("khi",), ("sau", "khi"), ("do",), ("vi",), ("sau",))
 _USE_VERBS = frozenset(fold(w) for w in ("uống", "dùng", "tiêm", "xài"))
 

@@ -90,7 +90,7 @@ _TAKEN_MARKERS = ("đã", "vừa", "rồi", "lỡ", "nhầm", "lộn", "mới u�
 # "uống một lúc 8 viên", "uống liền 10 viên": taken at once (a question "… được không" is excluded above).
 _AT_ONCE = ("một lúc", "cùng một lúc", "uống liền", "một lần hết", "một hơi")
 _WHAT_NOW = ("giờ phải làm sao", "phải làm sao", "làm sao bây giờ", "giờ làm sao", "giờ phải làm gì",
-             "làm gì bây giờ", "có sao không bây giờ", "có sao không", "có nguy hiểm không", "có sao ko")
+             "làm gì bây giờ", "có sao không", "có nguy hiểm không", "có sao ko")
 # "Con tôi 12 tuổi uống 10 viên thuốc ngủ của mẹ": someone told as having swallowed a count, not asking about one.
 _TOLD_TAKEN_RE = re.compile(r"\b(?:toi|minh|em|con|be|chau|ong|ba|bo|me|chong|vo|anh|chi|no)(?: \w+){0,3}? "
                             r"(?:uong|nuot|an|nhai) (?:het |luon |mot luc )?\d+ (?:vien|goi|ong|vi|lo|chai)\b")
@@ -174,12 +174,12 @@ def asks_a_quantity(text: str) -> bool:
 # A child who got hold of the medicine and swallowed some ("lấy được chai siro uống gần hết").
 _GOT_HOLD = ("lấy được", "tự lấy", "với được", "lấy trộm", "bốc được", "mở được", "nghịch lấy", "nghịch thuốc")
 _SWALLOWED = ("uống", "ăn", "nuốt", "nhai", "ngậm", "mút")
-# A dose repeated by someone who forgot taking it: "quên, uống digoxin 3 lần trong sáng nay".
-_REPEATED_RE = re.compile(r"\buong\b(?: \w+){0,3}? (?:[2-9]|hai|ba|bon|nam) lan (?:trong|lien|sang nay|toi nay|hom nay|roi)\b")
+# A dose repeated by someone who forgot taking it, told with when: "quên, uống digoxin 3 lần trong sáng nay",
+# "tối qua uống warfarin hai lần, mỗi lần 2 viên", "tự tiêm insulin hai lần liều buổi tối".
+_REPEATED_RE = re.compile(r"\b(?:uong|tiem|dung)\b(?: \w+){0,3}? (?:[2-9]|hai|ba|bon|nam) lan\b(?P<within> (?:trong|lien)\b)?")
+_WHEN_TAKEN = ("đã", "vừa", "rồi", "lúc nãy", "hồi nãy", "sáng nay", "trưa nay", "chiều nay", "tối nay", "hôm nay",
+               "tối qua", "hôm qua", "chiều qua", "sáng qua", "đêm qua", "trưa qua", "giờ")
 _FORGOT = ("quên", "lẫn", "lú lẫn", "nhầm", "không nhớ đã uống")
-# "tối qua uống warfarin hai lần, mỗi lần 2 viên": a repeat dose told with when it happened.
-_TWICE_RE = re.compile(r"\b(?:uong|tiem|dung)\b(?: \w+){0,3}? (?:[2-9]|hai|ba|bon|nam) lan\b")
-_TODAY = ("tối nay", "sáng nay", "trưa nay", "chiều nay", "hôm nay", "giờ")
 _COUNT_BEFORE_RE = re.compile(r"(?:\d+|hai|ba|bon|nam|may) $")
 
 
@@ -205,8 +205,9 @@ def is_overdose_taken(text: str) -> bool:
     if has_phrase(text, _GOT_HOLD) and has_phrase(text, _SWALLOWED) and has_phrase(text, _SOMEONE_ELSE):
         return True
     folded = folded_with_digits(text)
-    if _says_forgot(text) and not _MISSED_RE.search(fold(text)) and (
-            _REPEATED_RE.search(folded) or (_TWICE_RE.search(folded) and has_phrase(text, (*_TAKEN_MARKERS, *_TODAY)))):
+    repeated = _REPEATED_RE.search(folded)
+    if repeated and _says_forgot(text) and not _MISSED_RE.search(fold(text)) \
+            and (repeated.group("within") or has_phrase(text, _WHEN_TAKEN)):
         return True
     if has_phrase(text, _TOO_MUCH) and _FEELING_RE.search(fold(text)):
         return True  # "uống quá nhiều amlodipin bị tụt huyết áp": taken, and feeling it
