@@ -25,18 +25,30 @@ _OLD_STYLE_TONE_RE = re.compile(
 )
 
 
+# Question-sized texts and phrase-table entries are normalised, folded and split again and again while
+# one turn is read (hundreds of phrase tables); chunk-sized texts are not, so only short ones are cached.
+_CACHED_UP_TO = 256
+
+
 def normalize(text: str) -> str:
     """Return NFC text with modern tone-mark placement and no control characters.
 
     >>> normalize("ho\\u0300a") == normalize("hòa") == normalize("hoà")
     True
     """
+    return _normalize_short(text) if len(text) <= _CACHED_UP_TO else _normalize(text)
+
+
+def _normalize(text: str) -> str:
     decomposed = unicodedata.normalize("NFD", text)
     decomposed = _OLD_STYLE_TONE_RE.sub(_move_tone_to_first_vowel, decomposed)
     cleaned = "".join(
         ch if (ch in "\n\t" or unicodedata.category(ch)[0] != "C") else " " for ch in decomposed
     )
     return unicodedata.normalize("NFC", cleaned)
+
+
+_normalize_short = lru_cache(maxsize=65536)(_normalize)
 
 
 def _move_tone_to_first_vowel(match: re.Match[str]) -> str:
@@ -50,14 +62,28 @@ def fold(text: str) -> str:
     >>> fold("Đau dạ dày")
     'dau da day'
     """
+    return _fold_short(text) if len(text) <= _CACHED_UP_TO else _fold(text)
+
+
+def _fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFD", text.lower())
     stripped = "".join(ch for ch in decomposed if unicodedata.category(ch) != "Mn")
     return stripped.replace("đ", "d").replace("Đ", "d")
 
 
+_fold_short = lru_cache(maxsize=65536)(_fold)
+
+
 def words(text: str) -> list[str]:
     """Word-boundary tokens of normalised, lower-cased text (diacritics kept)."""
+    if len(text) <= _CACHED_UP_TO:
+        return list(_words_short(text))
     return _WORD_RE.findall(normalize(text).lower())
+
+
+@lru_cache(maxsize=65536)
+def _words_short(text: str) -> tuple[str, ...]:
+    return tuple(_WORD_RE.findall(normalize(text).lower()))
 
 
 def folded_words(text: str) -> list[str]:
