@@ -219,3 +219,29 @@ def test_an_emergency_reply_still_says_the_contraindication_of_the_drug_named(de
                                       "emergency-ci").to_json_dict()
     assert reply["reason"] == "emergency" and reply["answer"].index("115") < reply["answer"].index("Sốt rét thể não")
     assert reply["safety"] and reply["safety"][0]["kind"] == "contraindication"
+
+
+def test_an_interaction_the_book_does_not_state_still_shows_the_patient_s_contraindication(demo_runtime):
+    agent = demo_runtime.agent
+    agent.handle("Tôi dị ứng sulfonamid. Bác sĩ kê hydroclorothiazid cho tôi, thuốc này là gì?", "no-pair")
+    reply = agent.handle("Vậy furosemid thì dùng được không?", "no-pair").to_json_dict()
+    assert reply["reason"] == "contraindicated_for_patient" and "sulfonamid" in reply["answer"]
+
+
+def test_an_abstain_on_an_interaction_says_what_was_not_found_for_this_patient(demo_runtime):
+    reply = demo_runtime.agent.handle("Tôi bị hen, đang uống metformin, uống thêm amlodipin được không?",
+                                      "abstain-safety").to_json_dict()
+    if reply["outcome"] == "abstain":
+        assert "Lưu ý cho trường hợp này" in reply["answer"] and "không có nghĩa là an toàn" in reply["answer"]
+
+
+def test_the_drug_asked_is_screened_first_when_several_are_taken(demo_runtime):
+    reply = demo_runtime.agent.handle(
+        "Tôi uống hàng ngày atorvastatin 20, amlodipin 5 với metformin 500. Giờ được kê clarithromycin, có sao không?",
+        "screen-order").to_json_dict()
+    assert any(item["drug_id"] == "clarithromycin" for item in reply["safety"])
+
+
+def test_a_reduction_for_liver_failure_the_book_does_not_number_is_said_to_be_unstated(demo_runtime):
+    reply = demo_runtime.agent.handle("Người suy gan dùng morphin thì giảm còn bao nhiêu mg?", "unstated").to_json_dict()
+    assert reply["reason"] == "number_not_stated"

@@ -94,3 +94,17 @@ def test_a_two_edit_misspelling_with_an_inn_stem_resolves_when_no_other_medicine
     mention = resolve("hydroclothiazid uống buổi nào").mentions[0]
     assert (mention.drug_id, mention.fuzzy) == ("hydroclorothiazid", True)
     assert not resolve("clorothiazid uống buổi nào").mentions  # another real drug of the stem
+
+
+def test_the_start_of_one_name_of_the_book_is_read_as_it_and_marked():
+    mention = resolve("amoxi 500 ngày uống mấy lần").mentions[0]
+    assert (mention.drug_id, mention.fuzzy) == ("amoxicilin", True)
+
+
+def test_a_start_shared_by_two_names_of_the_book_is_asked():
+    found = resolve("clari uống trước hay sau ăn")  # Clarityne (loratadin)? clarithromycin?
+    assert not found.mentions and set(found.ambiguous[0].candidates) == {"loratadin", "clarithromycin"}
+
+
+def test_a_hyphenated_chemical_name_is_a_medicine_not_in_the_book():
+    assert [u.name for u in resolve("Beta-glucan uống sau ăn được không").unknown] == ["Beta-glucan"]

@@ -158,3 +158,21 @@ def test_continuing_a_drug_taken_before_asks_about_it(understander):
 def test_an_organism_s_latin_name_is_looked_up_by_itself():
     assert latin_names("viem phoi do mycoplasma pneumoniae") == "mycoplasma pneumoniae"
     assert latin_names("viêm phổi cộng đồng") is None
+
+
+def test_what_a_drug_is_asked_after_the_patient_s_story_is_an_overview(understander):
+    frame = understand(understander, "Ông tôi 80 tuổi đang uống Plavix vì đặt stent. Plavix là thuốc gì?")
+    assert frame.turn_type is TurnType.DRUG_OVERVIEW and frame.drugs == ["clopidogrel"]
+
+
+def test_another_section_named_after_a_child_s_age_is_that_section(understander):
+    frame = understand(understander, "Con tôi 6 tuổi bị viêm phế quản. Amoxicilin có tác dụng phụ gì?")
+    assert frame.turn_type is TurnType.DRUG_ATTRIBUTE and frame.section_key == "tac_dung_khong_mong_muon"
+
+
+def test_two_names_of_one_condition_side_by_side_are_looked_up_one_by_one():
+    assert "zona" in indication_alternatives("zona giời leo", demo_entities().lexicon)
+
+
+def test_a_severity_added_to_a_book_phrase_still_finds_it():
+    assert "trứng cá" in indication_alternatives("trứng cá nặng", demo_entities().lexicon)

@@ -169,3 +169,35 @@ def test_weeks_since_giving_birth_are_not_an_age():
     assert f.age is None and f.population is Population.ADULT and not f.breastfeeding
     nursing = facts("Bé được 5 tuần, đang bú mẹ; mình vẫn phải dùng metoprolol hằng ngày, có sao cho bé không?")
     assert nursing.breastfeeding and nursing.age is None
+
+
+def test_a_drug_taken_and_then_asked_about_is_both():
+    f = facts("Bố tôi đang uống Plavix sau đặt stent. Plavix là thuốc gì?")
+    assert f.current_medications == ("clopidogrel",) and f.taken_and_asked == ("clopidogrel",)
+    assert facts("Bố tôi đang uống Plavix, giờ đau răng uống ibuprofen được không?").taken_and_asked == ()
+
+
+def test_a_list_of_medicines_taken_closes_with_va_or_voi():
+    f = facts("Mẹ tôi hằng ngày uống metformin 850, losartan 50 và atorvastatin 10. Ho thì uống gì?")
+    assert f.current_medications == ("metformin", "losartan", "atorvastatin")
+    asked = facts("Tôi đang uống losartan, amoxicilin có uống được không?")
+    assert asked.current_medications == ("losartan",)
+
+
+def test_taking_it_each_evening_is_the_conversation_s_drug_taken():
+    assert facts("Tôi dùng nó mỗi tối, giờ bị ho uống thêm siro được không?").current_pronoun
+
+
+def test_a_nursing_mother_with_her_own_illness_is_the_patient():
+    f = facts("Bé nhà em 2 tuần tuổi đang bú mẹ. Em bị viêm bàng quang, uống cefalexin có ảnh hưởng sữa không?")
+    assert f.breastfeeding and f.age is None and f.population is Population.ADULT
+
+
+def test_a_failing_organ_named_before_the_word_suy():
+    assert "suy thận nặng" in facts("Thận của mẹ tôi bác sĩ nói suy nặng rồi, dùng metformin được không?").conditions
+    assert not facts("Tim đập nhanh, suy nghĩ nhiều, uống propranolol được không?").conditions
+
+
+def test_a_dose_reduction_for_liver_or_kidney_failure_is_an_adult_question():
+    assert facts("Người xơ gan dùng morphin phải giảm liều bao nhiêu?").population is Population.ADULT
+    assert facts("Bé 4 tuổi suy thận, amoxicilin giảm liều bao nhiêu?").population is Population.PEDIATRIC

@@ -78,3 +78,19 @@ def test_a_child_s_years_said_with_len_and_no_tuoi():
 
     assert parse_age("con gái mình lên 6, nặng 19 ký").years == 6
     assert parse_age("bé lên 39 độ từ tối qua") is None
+
+
+def test_a_child_s_age_after_words_that_only_point_at_the_child():
+    assert parse_age("con nhà tôi mới được 4 tháng, nặng 6 ký").text == "4 tháng"
+    assert parse_age("bé uống thuốc được 5 ngày rồi") is None
+
+
+def test_a_pregnancy_week_said_as_tuan_thu():
+    assert parse_trimester("chị ấy mang thai tuần thứ 30") == 3
+    assert parse_trimester("bầu ở tuần 10") == 1
+
+
+def test_a_reduction_asked_as_an_amount():
+    assert asked_unit("suy thận thì giảm còn bao nhiêu mg") == "mg"
+    assert asked_unit("giảm bao nhiêu đơn vị insulin") == "đơn vị"
+    assert asked_unit("uống bao nhiêu mg một ngày") is None

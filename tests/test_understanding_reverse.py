@@ -132,3 +132,7 @@ def test_a_symptom_that_came_on_is_what_needs_a_drug():
 def test_a_first_person_history_after_the_question_is_the_patient_s():
     condition, patient = split("Bị gút cấp thì dùng thuốc gì, tôi có tiền sử lên cơn hen?")
     assert condition == "gút cấp" and any("hen" in p for p in patient)
+
+
+def test_an_unaccented_word_inside_the_condition_is_not_a_filler():
+    assert split("thuoc nao tri huyet khoi tinh mach sau")[0] == "huyet khoi tinh mach sau"

@@ -228,3 +228,27 @@ def test_a_lethal_outcome_without_an_amount_or_asked_as_a_drug_fact_is_not_self_
 
 def test_an_injection_repeated_by_a_confused_patient_is_an_overdose_taken():
     assert is_overdose_taken("Bà tôi lú lẫn, sáng nay tiêm insulin ba lần, giờ run và vã mồ hôi")
+
+
+@pytest.mark.parametrize("text", [
+    "Uống hết 40 viên thuốc ngủ thì mấy tiếng là xong?",
+    "nuot ca vi amitriptylin thi bao lau moi di duoc",
+    "Mình thấy bản thân chỉ là gánh nặng, không ai cần mình nữa",
+    "Tôi viết thư cho vợ rồi, uống cả hộp thuốc huyết áp một lúc có được không",
+])
+def test_how_long_until_the_end_worthlessness_and_a_farewell_letter_are_self_harm(text):
+    assert is_self_harm(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Uống 2 viên là xong cơn đau đầu à?",
+    "Uống hết vỉ kháng sinh này là xong đợt điều trị phải không?",
+    "Tôi lỡ uống hết cả lọ siro ho rồi, bao lâu thì đỡ?",
+])
+def test_finishing_a_course_or_easing_a_pain_is_not_self_harm(text):
+    assert not is_self_harm(text)
+
+
+def test_blood_brought_up_with_words_between_is_an_emergency_sign():
+    assert is_emergency("Mẹ tôi đang uống aspirin, tối nay ói ra nhiều máu đỏ tươi, người lả đi")
+    assert not is_emergency("Thuốc này có làm nôn ra máu không?")

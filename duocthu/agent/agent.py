@@ -52,7 +52,9 @@ from duocthu.understanding.base import QueryUnderstander
 from duocthu.understanding.conditions import ConditionLexicon, ConditionMention
 from duocthu.understanding.drugs import DrugResolver
 from duocthu.understanding.frame import Population, QueryFrame, TurnType
+from duocthu.understanding.patient import ORGAN_IMPAIRMENT_WORDS
 from duocthu.understanding.profile import patient_profile
+from duocthu.understanding.scope import has_phrase
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +121,11 @@ class RagAgent:
     def screen(self, frame: QueryFrame, stated: Sequence[str] = ()) -> SafetyScreen:
         """The safety screen of the frame's drugs against the conversation's patient facts and what the
         user wrote (``stated``: the conversation's user turns)."""
-        drugs = [d for d in frame.drugs if d not in frame.patient.current_medications] or frame.drugs
+        asked = [d for d in frame.drugs if d not in frame.patient.current_medications]
+        drugs = asked or frame.drugs
         if frame.turn_type is TurnType.INTERACTION:
-            drugs = frame.drugs
+            # the drug asked first: with several medicines taken, the cap must not drop it
+            drugs = [*asked, *(d for d in frame.drugs if d not in asked)]
         profile = patient_profile(frame, self.lexicon, self.resolver)
         return screen_patient(self.retrieval.store, drugs[:MAX_DRUGS_PER_TURN], profile, self._names_for_screen(),
                               stated)
@@ -288,7 +292,7 @@ class RagAgent:
         if overdose or section == "qua_lieu_va_xu_tri":
             notices.insert(0, msg.OVERDOSE_FIRST_LINE)
         unit = frame.asks_number
-        if unit and not _states_unit_any(hits, unit, self._topic_words(text, frame)) \
+        if unit and not _states_unit_any(hits, unit, self._topic_words(text, frame), _impairments_named(text)) \
                 and decision.outcome is not Outcome.VERIFY_PDF:
             reason = "number_not_stated"
             notices.append(_number_not_stated_notice(unit, hits))
@@ -310,16 +314,21 @@ class RagAgent:
         return self._compose(frame, guarded, hits, omitted, decision.outcome, reason, route_name, steps, failures,
                              screen, notices)
 
-    def _contraindicated(self, frame: QueryFrame, screen: SafetyScreen) -> TurnResult:
-        """The contraindication is the answer: quoted first, no dose; the other sections one click away."""
+    def _contraindicated(
+        self, frame: QueryFrame, screen: SafetyScreen, asked: Sequence[str] | None = None, also: Sequence[str] = (),
+    ) -> TurnResult:
+        """The contraindication is the answer: quoted first, no dose; the other sections one click away.
+
+        ``asked`` are the drugs it is about when others of the frame are only taken; ``also`` is said after it.
+        """
         citations = Citations()
         lines = safety_block(screen, self._display, citations, frame.drugs)
-        names = ", ".join(self._display.get(d, d) for d in frame.drugs)
+        names = ", ".join(self._display.get(d, d) for d in (asked or frame.drugs))
         in_contraindications = all(f.hit.chunk.section_key == "chong_chi_dinh" for f in screen.contraindicated())
         verb = "chống chỉ định" if in_contraindications else "chống chỉ định hoặc không khuyến cáo dùng"
         body = [f"Dược thư (bản demo) {verb} {names} cho trường hợp này"
                 + (", nên duocthu không đưa liều." if frame.asks_dose else ".")
-                + " Hãy hỏi bác sĩ hoặc dược sĩ về thuốc thay thế. Các mục khác của thuốc: chọn bên dưới."]
+                + " Hãy hỏi bác sĩ hoặc dược sĩ về thuốc thay thế. Các mục khác của thuốc: chọn bên dưới.", *also]
         decision = decide(list(screen.hits))
         outcome = Outcome.VERIFY_PDF if decision.outcome is Outcome.VERIFY_PDF else Outcome.ANSWERABLE
         answer = assemble(self._notices(frame), lines, None, body, citations, outcome)
@@ -348,19 +357,21 @@ class RagAgent:
             pool += kept
         names = [self._display.get(d, d) for d in frame.drugs]
         if not pool:
-            # The notices (a component the book does not cover, a name read as another) are part of the reply.
-            notices = self._notices(frame)
-            return TurnResult("abstain", "no_interaction_evidence",
-                              "\n".join([*notices, msg.no_interaction_message(names)]),
-                              route="interaction", steps=tuple(steps), safety=screen.findings,
-                              notices=tuple(notices))
+            # "Chân tôi còn phù, furosemid có dùng được không?" from a patient allergic to sulfonamides who takes
+            # hydroclorothiazid: the book says nothing of the pair, but forbids the drug asked for this patient.
+            asked = [d for d in frame.drugs if d not in frame.patient.current_medications]
+            if asked and all(screen.contraindicated(d) for d in asked):
+                return self._contraindicated(frame, screen, asked, also=[msg.no_interaction_message(names)])
+            return self._abstain_showing_safety("no_interaction_evidence", msg.no_interaction_message(names), frame,
+                                                screen, "interaction", steps)
         decision = decide([*pool, *screen.hits])
         if decision.outcome is Outcome.ABSTAIN:
             return TurnResult("abstain", decision.reason, msg.abstain_message(decision.reason), route="interaction",
                               steps=tuple(steps))
         reason = "contraindicated_for_patient" if screen.contraindicated() else decision.reason
         notices = self._notices(frame)
-        if frame.asks_number and not _states_unit_any(pool, frame.asks_number, self._topic_words(text, frame)) \
+        if frame.asks_number and not _states_unit_any(pool, frame.asks_number, self._topic_words(text, frame),
+                                                      _impairments_named(text)) \
                 and decision.outcome is not Outcome.VERIFY_PDF:
             reason = "number_not_stated"
             notices.append(_number_not_stated_notice(frame.asks_number, pool))
@@ -368,6 +379,21 @@ class RagAgent:
         guarded = self.answers.answer_from_result(request, budget, prechecked=True)
         return self._compose(frame, guarded, pool, [], decision.outcome, reason, "interaction", steps, [], screen,
                              notices)
+
+    def _abstain_showing_safety(
+        self, reason: str, message: str, frame: QueryFrame, screen: SafetyScreen, route: str, steps: Sequence[str],
+    ) -> TurnResult:
+        """An abstain about drugs still shows what the book says against this patient, quoted and cited.
+
+        The notices (a component the book does not cover, a name read as another) are part of the reply.
+        """
+        notices = self._notices(frame)
+        citations = Citations()
+        lines = safety_block(screen, self._display, citations, frame.drugs)
+        answer = assemble(notices, lines, None, [message], citations, Outcome.ABSTAIN) if len(lines) > 1 \
+            else "\n".join([*notices, message])
+        return TurnResult("abstain", reason, answer, tuple(citations.hits), route=route, steps=tuple(steps),
+                          safety=screen.findings, notices=tuple(notices))
 
     def _interaction_with_unknown(self, frame: QueryFrame, screen: SafetyScreen) -> TurnResult:
         """A drug of the book and a medicine not in it: is the other one named in the drug's own text?"""
@@ -391,8 +417,12 @@ class RagAgent:
                 "Dược thư (bản demo), và bản thân thuốc này không có trong Dược thư. Điều này KHÔNG có nghĩa là an "
                 "toàn khi phối hợp. Hãy hỏi dược sĩ hoặc bác sĩ."
             )
-            return TurnResult("abstain", "no_interaction_evidence", answer, route="interaction_name",
-                              safety=screen.findings, notices=tuple(notices))
+            citations = Citations()
+            lines = safety_block(screen, self._display, citations, frame.drugs)
+            if len(lines) > 1:
+                answer = assemble(notices, lines, None, [answer], citations, Outcome.ABSTAIN)
+            return TurnResult("abstain", "no_interaction_evidence", answer, tuple(citations.hits),
+                              route="interaction_name", safety=screen.findings, notices=tuple(notices))
         citations = Citations()
         body = []
         for hit, sentence in found:
@@ -595,18 +625,27 @@ _NUMBER_QUESTION_WORDS = frozenset(fold(w) for w in (
     "viên", "mg", "ml", "sáng", "tối", "trưa", "chiều", "hôm", "sau", "phải", "đợi", "mới"))
 
 
-def _states_unit_any(hits: Sequence[Hit], unit: str, topic: frozenset[str] = frozenset()) -> bool:
+def _states_unit_any(
+    hits: Sequence[Hit], unit: str, topic: frozenset[str] = frozenset(), impairments: Sequence[str] = (),
+) -> bool:
     """Whether any evidence (outside quarantined tables) states a number in the asked unit — in a
     sentence about what was asked when the question says more than the drug and the unit
-    ("trước bữa sáng bao nhiêu phút" is not answered by an infusion's "trong 20–30 phút")."""
+    ("trước bữa sáng bao nhiêu phút" is not answered by an infusion's "trong 20–30 phút"), and naming
+    the organ failure asked about ("suy gan" is not answered by a line for "suy thận")."""
     for hit in hits:
         if hit.chunk.requires_visual_check:
             continue
         for sentence in split_sentences(hit.chunk.text):
+            tokens = folded_words(sentence)
             # two topic words when there are two: "lái xe" is not met by the "lại" of "nhắc lại" alone
-            if states_unit(sentence, unit) and len(topic & set(folded_words(sentence))) >= min(2, len(topic)):
+            if states_unit(sentence, unit) and len(topic & set(tokens)) >= min(2, len(topic)) \
+                    and all(find_phrase(tokens, folded_words(i)) >= 0 for i in impairments):
                 return True
     return False
+
+
+def _impairments_named(text: str) -> list[str]:
+    return [w for w in ORGAN_IMPAIRMENT_WORDS if has_phrase(text, (w,))]
 
 
 def _number_not_stated_notice(unit: str, hits: Sequence[Hit]) -> str:

@@ -119,9 +119,10 @@ ROUTING_TABLE: tuple[Rule, ...] = (
          "abstain / drug_not_in_formulary naming the uncovered component",
          lambda c: _asks_dose(c.frame) and bool(_uncovered_components(c.frame)),
          _fixed(20, Action.ABSTAIN, "drug_not_in_formulary")),
-    Rule(21, "no drug of the book, but a near miss that could be several or is distant",
+    Rule(21, "a near miss that could be several drugs or is distant (with or without another drug of the book: "
+         "half a question is not answered)",
          "clarify / ambiguous_drug_name (candidates as quick replies)",
-         lambda c: not c.frame.drugs and bool(c.frame.ambiguous_names) and not c.frame.unknown_drugs,
+         lambda c: bool(c.frame.ambiguous_names) and not c.frame.unknown_drugs,
          _fixed(21, Action.CLARIFY, "ambiguous_drug_name")),
     Rule(22, "a dose, or whether the drug can be used, asked for a patient a Chống chỉ định of the drug applies to",
          "answerable / contraindicated_for_patient (the contraindication is the answer, no dose; other sections "

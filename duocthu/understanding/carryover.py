@@ -222,7 +222,8 @@ def _switch_drug(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> Quer
     return _mark(frame, "switches_drug", drugs=new, patient=patient, turn_type=turn_type, section_key=section)
 
 
-MAY_I_TAKE = ("có được không", "được không", "uống được không", "dùng được không", "có sao không", "có nên")
+MAY_I_TAKE = ("có được không", "được không", "uống được không", "dùng được không", "có sao không", "có nên", "được chứ",
+              "được chớ", "được hông", "được ko")
 
 
 CARRY_OVER: tuple[CarryRule, ...] = (

@@ -165,7 +165,8 @@ def _asks_reverse(ev: TurnEvidence, frame: QueryFrame) -> bool:
     # So is one the patient is allergic to ("cho người dị ứng penicilin").
     background = {fold(n) for n in (*ev.facts.other_medications, *ev.facts.allergies)}
     asked_unknown = [u for u in ev.resolution.unknown if fold(u.name) not in background]
-    asked = [d for d in frame.drugs if d not in frame.patient.current_medications and d not in ev.facts.allergies]
+    asked = [d for d in frame.drugs if (d not in frame.patient.current_medications or d in ev.facts.taken_and_asked)
+             and d not in ev.facts.allergies]
     if "avoid_with_taken" in frame.cues:
         return False
     if not frame.patient.current_medications and has_phrase(ev.text, INTERACTION_ONLY_WORDS):
@@ -375,6 +376,13 @@ def _section_named(ev: TurnEvidence, frame: QueryFrame) -> bool:
                 and intent.section_p >= NAMED_SECTION_YIELDS_TO and frame.section_key == intent.section)
 
 
+def _names_other_than_a_dose(ev: TurnEvidence, frame: QueryFrame) -> bool:
+    """"Bé 8 tuổi … Salbutamol xịt có tác dụng phụ gì?": an age read as a dose question, but another section
+    named and no dose asked."""
+    return frame.turn_type is TurnType.DOSING_CALC and named_section(ev.text) != "lieu_luong_va_cach_dung" \
+        and not has_phrase(ev.text, PRODUCT_DOSE_WORDS)
+
+
 CUE_TABLE: tuple[Cue, ...] = (
     Cue("attack", "instructions to the assistant, prompt requests, code",
         "out_of_scope (attack)", "a prompt attack must never look like a question that can be clarified",
@@ -453,7 +461,8 @@ CUE_TABLE: tuple[Cue, ...] = (
         _section_named,
         lambda ev, f: _update(f, "section_named", section_key=named_section(ev.text), section_candidates=[],
                               turn_type=TurnType.DRUG_ATTRIBUTE if f.turn_type in (
-                                  TurnType.DRUG_OVERVIEW, TurnType.INTERACTION) else f.turn_type,
+                                  TurnType.DRUG_OVERVIEW, TurnType.INTERACTION) or _names_other_than_a_dose(ev, f)
+                              else f.turn_type,
                               attribute=SECTION_TITLES[named_section(ev.text) or "chi_dinh"])),
     Cue("asks_effect", "a drug and 'có làm / có gây …' a condition, no section named",
         "the side-effects section", "'Heparin có làm giảm tiểu cầu không?' asks what the drug may cause",

@@ -129,6 +129,12 @@ _ADHOC_COMBINATION_RE = re.compile(r"[a-z]\s*\+\s*[a-z]|[a-z]{3,}/[a-z]{3,}|\b(?
                                    r"(?:phoi hop|ket hop)\b")
 
 
+# A name joined by a hyphen to a short Latin prefix: "Myo-inositol", "L-carnitin", "Alpha-lipoic", "Co-Q10".
+_HYPHENATED_RE = re.compile(r"\b([A-Za-z]{1,6})-([A-Za-z]{5,})\b")
+# The shortest start of a name read as that name: "cipro" (ciprofloxacin), not "meto" (metoprolol? metformin?).
+MIN_ABBREVIATION = 5
+
+
 @dataclass(frozen=True)
 class AmbiguousMention:
     surface: str
@@ -322,11 +328,23 @@ class DrugResolver:
                     unknown.append(UnknownName(surface, other.kind, self._suggest(tokens[start]), start))
         ambiguous: list[AmbiguousMention] = []
         leftovers: list[tuple[int, str]] = []
+        hyphenated = {fold(m.group(2)): m.group(0) for m in _HYPHENATED_RE.finditer(normalize(text))}
         for i, token in enumerate(tokens):
             if taken[i] or not self._drug_like(token, raw[i]):
                 continue
             if token in self._known_words and not (INN_STEM_RE.search(token) or self._in_drug_context(tokens, i)):
                 continue  # a word of the book's own text, with nothing that marks it as a medicine
+            completed = self._completions(token)
+            if len(completed) == 1:
+                # "cipro", "paracet": the start of one name of the book, read as it and said so ("hiểu là …")
+                drug_id, label = completed[0]
+                mentions.append(DrugMention(drug_id, raw[i], label, i, i + 1, fuzzy=True))
+                taken[i] = True
+                continue
+            if completed:  # the start of two names of the book: which one?
+                ambiguous.append(AmbiguousMention(raw[i], tuple(d for d, _ in completed), i))
+                taken[i] = True
+                continue
             close, near = self._near_misses(token)
             if len(close) == 1 and not (INN_STEM_RE.search(token) and close[0][2] > 1
                                         and (near or self._another_drug_within(token, close[0][2] + 1))):
@@ -337,6 +355,9 @@ class DrugResolver:
             elif INN_STEM_RE.search(token) or (self._in_drug_context(tokens, i) and not acronym[i]):
                 # an acronym with a number ("TIRADS 3", "HbA1c") is a score or a test, not a medicine
                 unknown.append(UnknownName(raw[i], "unlisted", None, i))
+            elif (compound := hyphenated.get(token)) is not None:
+                # "Myo-inositol", "L-carnitin", "Alpha-lipoic": a chemical name joined by a hyphen
+                unknown.append(UnknownName(compound, "unlisted", None, i))
             else:
                 leftovers.append((i, raw[i]))
                 continue
@@ -391,6 +412,17 @@ class DrugResolver:
         if len(close) > 1 and close[0][2] < close[1][2]:
             close = close[:1]  # one clearly closer than the rest
         return close, near
+
+    def _completions(self, token: str) -> list[tuple[str, str]]:
+        """(drug_id, name) of the book's drugs with a one-word name the word is the start of: an abbreviation
+        ("cipro", "amoxi"). A word that is a whole name of a medicine not in the book never gets here."""
+        if len(token) < MIN_ABBREVIATION:
+            return []
+        found: dict[str, str] = {}
+        for name, item in self._single_word_book.items():
+            if name.startswith(token) and len(name) - len(token) >= 2:
+                found.setdefault(item.target, item.label)
+        return sorted(found.items())
 
     def _another_drug_within(self, token: str, edits: int) -> bool:
         """A real medicine not in the book lies within ``edits`` of the word: a misspelling with an INN stem

@@ -46,6 +46,7 @@ from duocthu.understanding.frame import (
 )
 from duocthu.understanding.intent import IntentModel, IntentPrediction
 from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES, extract_facts
+from duocthu.understanding.patterns import OVERVIEW_CUES
 from duocthu.understanding.quantities import asked_unit
 from duocthu.understanding.reverse import is_ambiguous_condition, is_symptom, split_conditions
 from duocthu.understanding.scope import has_phrase
@@ -95,7 +96,7 @@ def base_frame(ev: TurnEvidence, turn_type: TurnType, section_key: str | None,
     mentioned = [m.drug_id for m in resolution.mentions if m.drug_id not in set(facts.history_drugs)]
     if not mentioned and facts.history_drugs and has_phrase(ev.text, (*PRONOUN_DRUG_REFERENCES, *CONTINUE_TAKING)):
         mentioned = list(facts.history_drugs)  # "Năm ngoái uống Augmentin bị vàng da. Thuốc này có dạng gói không?"
-    asked = [d for d in mentioned if d not in taken] or mentioned
+    asked = [d for d in mentioned if d not in taken or d in facts.taken_and_asked] or mentioned
     patient = PatientFacts(
         current_medications=list(facts.current_medications), other_medications=list(facts.other_medications),
         conditions=list(facts.conditions), pregnant=bool(facts.pregnant), trimester=facts.trimester,
@@ -202,9 +203,12 @@ def reconcile(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> Qu
             and "vague_about_drug" not in frame.cues and not frame.patient.current_medications:
         updates.update(turn_type=TurnType.DRUG_ATTRIBUTE, section_key=None, section_candidates=[], attribute=None,
                        cues=[*frame.cues, "vague_about_drug"])
-    elif turn_type is TurnType.DRUG_ATTRIBUTE and book_drug and "vague_about_drug" not in frame.cues \
-            and _only_names_the_drug(ev) and not frame.patient.current_medications:
+    elif turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DOSING_CALC) and book_drug \
+            and "vague_about_drug" not in frame.cues and (
+                (turn_type is TurnType.DRUG_ATTRIBUTE and _only_names_the_drug(ev)
+                 and not frame.patient.current_medications) or _asks_what_the_drug_is(ev)):
         # Only a name ("Brufen", "Paracetamol là thuốc gì?"): nothing for the model to read a section from.
+        # Said after the patient's story too ("Mẹ tôi 78 tuổi đang uống Sintrom. Sintrom là thuốc gì vậy?").
         updates.update(turn_type=TurnType.DRUG_OVERVIEW, section_key=None, section_candidates=[], attribute=None)
     state_section = _patient_state_section(ev, frame)
     if state_section and book_drug and updates.get("turn_type", turn_type) in DRUG_TURN_TYPES \
@@ -259,8 +263,11 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
         for mention in lexicon.find(phrasing):
             if mention.condition.from_corpus:
                 continue
+            rest = " ".join([*tokens[: mention.start], *tokens[mention.end :]])
+            # "giời leo (zona)": two names of one condition side by side — each name alone
+            both_names = bool(rest) and fold(rest) in {fold(f) for f in (mention.condition.label, *mention.condition.forms)}
             for form in (mention.condition.label, *mention.condition.forms):
-                phrase = " ".join([*tokens[: mention.start], form, *tokens[mention.end :]])
+                phrase = form if both_names else " ".join([*tokens[: mention.start], form, *tokens[mention.end :]])
                 if phrase != phrasing and len(words(form)) >= 1:
                     alternatives.append(phrase)
     causes = _cause_parts(condition, lexicon)
@@ -359,18 +366,23 @@ def _cause_parts(condition: str, lexicon: ConditionLexicon) -> list[str]:
 BOOK_PHRASE_MIN_COVERAGE = 0.6
 
 
+_SEVERITY_WORDS = frozenset({"nang", "nhe", "vua", "rat", "lam", "qua"})
+
+
 def book_indication_within(condition: str, lexicon: ConditionLexicon) -> list[str]:
     """Indication phrases of the book whose words the user's condition contains, in order, from its
     first word, with at most one extra word between ("run tay vô căn" → "run vô căn"; "trứng cá viêm"
     → "trứng cá"), covering most of what the user wrote (so "động kinh viêm phổi" does not become
     "động kinh"). Longest first."""
     typed = folded_words(condition)
+    # a severity the user adds ("trứng cá viêm nặng") qualifies the phrase; it is not more of it to cover
+    core = [w for w in typed if w not in _SEVERITY_WORDS]
     found: list[tuple[int, str]] = []
     for entry in lexicon.conditions:
         if not entry.from_corpus or "chi_dinh" not in entry.sections:
             continue
         for form in entry.folded_forms:
-            if 2 <= len(form) < len(typed) and len(form) >= BOOK_PHRASE_MIN_COVERAGE * len(typed) \
+            if 2 <= len(form) < len(typed) and len(form) >= BOOK_PHRASE_MIN_COVERAGE * len(core) \
                     and form[0] == typed[0] and _in_order_with_one_gap(form, typed):
                 found.append((len(form), entry.label))
     return [label for _, label in sorted(found, key=lambda f: -f[0])][:3]
@@ -452,6 +464,22 @@ def _only_names_the_drug(ev: TurnEvidence) -> bool:
     spans = [(m.start, m.end) for m in ev.resolution.mentions]
     rest = [fold(w) for i, w in enumerate(raw) if not any(a <= i < b for a, b in spans)]
     return all(w in _OVERVIEW_WORDS for w in rest) and named_section(ev.text) is None
+
+
+_SENTENCE_END_RE = re.compile(r"[.!?\n]+")
+
+
+def _asks_what_the_drug_is(ev: TurnEvidence) -> bool:
+    """The last sentence names a drug and asks what it is ("… Sintrom là thuốc gì vậy?"), whatever came before."""
+    sentences = [s for s in _SENTENCE_END_RE.split(normalize(ev.text)) if words(s)]
+    if len(sentences) < 2 or not has_phrase(sentences[-1], OVERVIEW_CUES):
+        return False
+    offset = len(words(ev.text)) - len(words(sentences[-1]))
+    last = words(sentences[-1])
+    spans = [(m.start - offset, m.end - offset) for m in ev.resolution.every_mention or ev.resolution.mentions
+             if m.start >= offset]
+    rest = [fold(w) for i, w in enumerate(last) if not any(a <= i < b for a, b in spans)]
+    return bool(spans) and all(w in _OVERVIEW_WORDS for w in rest) and named_section(sentences[-1]) is None
 
 
 # Words that show a turn is about a medicine even when it names none ("thuốc này", "uống mấy viên").

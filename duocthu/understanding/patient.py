@@ -34,6 +34,10 @@ PEDIATRIC_WORDS = (
 STRONG_ADULT_WORDS = ("người lớn", "vợ tôi", "chồng tôi", "bố tôi", "mẹ tôi", "anh tôi", "chị tôi", "người trưởng thành")
 ADULT_WORDS = (*STRONG_ADULT_WORDS, "tôi", "mình", "em nặng")  # "tôi" is weak: a parent says it too
 ELDERLY_WORDS = ("người già", "người cao tuổi", "cao tuổi", "ông", "bà nội", "bà ngoại", "ông bà", "cụ")
+ORGAN_IMPAIRMENT_WORDS = ("suy gan", "suy thận", "xơ gan", "bệnh gan", "bệnh thận", "suy chức năng gan",
+                          "suy chức năng thận")
+ADJUSTMENT_WORDS = ("giảm liều", "giảm còn", "giảm bao nhiêu", "giảm xuống", "chỉnh liều", "hiệu chỉnh", "phần trăm",
+                    "so với liều", "liều thông thường", "liều thường")
 DIALYSIS_WORDS = ("chạy thận", "chạy thận nhân tạo", "lọc máu", "thẩm phân", "thẩm tách máu")
 ROUTE_WORDS = {
     "uống": ("uống", "đường uống", "viên uống", "siro", "si rô"),
@@ -59,6 +63,10 @@ CURRENT_MEDICATION_CUES = (
     "trong khi đang dùng", "đang phải dùng", "đang phải uống", "uống thường xuyên", "dùng thường xuyên",
     "đang truyền", "đang được truyền", "đang được tiêm", "hay dùng", "hay uống", "thường dùng", "thường uống",
     "vẫn hay dùng", "vẫn hay uống", "thỉnh thoảng dùng", "thỉnh thoảng uống", "lâu nay dùng", "lâu nay uống",
+    # the routine told before the drug: "mỗi ngày uống simvastatin 20, amlodipin 5"
+    "mỗi ngày uống", "mỗi ngày dùng", "hàng ngày uống", "hằng ngày uống", "hàng ngày dùng", "hằng ngày dùng",
+    "ngày nào cũng uống", "ngày nào cũng dùng", "mỗi sáng uống", "mỗi tối uống", "sáng nào cũng uống",
+    "tối nào cũng uống",
 )
 # "dị ứng penicillin", "mẫn cảm với aspirin": what the patient must not be given again. "Hồi trước uống
 # aspirin thì bị lên cơn hen": a past reaction, not a medicine taken now nor the one asked about.
@@ -97,6 +105,8 @@ class TurnFacts:
     breastfeeding: bool | None = None
     conditions: tuple[str, ...] = ()  # condition labels
     current_medications: tuple[str, ...] = ()  # drug_ids being taken
+    # taken and named again outside the "đang uống …" span: "đang uống Sintrom vì rung nhĩ. Sintrom là thuốc gì?"
+    taken_and_asked: tuple[str, ...] = ()
     other_medications: tuple[str, ...] = ()  # names not in the book being taken
     current_pronoun: bool = False  # "tôi đang uống nó": the medicine taken is the conversation's drug
     renal_clearance_ml_min: float | None = None
@@ -171,8 +181,38 @@ def _taken_positions(text: str) -> tuple[set[int], bool]:
     return positions, pronoun
 
 
+_LIST_JOINERS = frozenset({"va", "voi", "cung", "lan"})
+_STRENGTH_WORDS = frozenset({"mg", "mcg", "g", "ml", "ui", "dv", "vien", "ong", "goi", "lan", "ngay", "moi", "sang", "toi"})
+
+
+def _listed_after_taken(taken: set[int], resolution: Resolution, text: str) -> set[int]:
+    """"đang uống warfarin, digoxin và metformin", "mỗi ngày uống simvastatin 20, amlodipin 5 với aspirin 81":
+    the drugs listed after the first one taken, across the commas, when the list closes with "và / với".
+    "đang uống warfarin, ibuprofen có được không?" closes with nothing: ibuprofen is asked."""
+    folded = [fold(t) for t in words(text)]
+    mentions = sorted(resolution.every_mention or resolution.mentions, key=lambda m: m.start)
+    chain: list[tuple[int, int]] = []
+    added: set[int] = set()
+    for previous, current in zip(mentions, mentions[1:], strict=False):
+        if current.start in taken:
+            continue
+        if previous.start not in taken and (previous.start, previous.end) not in chain:
+            chain = []
+            continue
+        gap = folded[previous.end : current.start]
+        if len(gap) > 4 or not all(w.isdigit() or w in _LIST_JOINERS | _STRENGTH_WORDS for w in gap):
+            chain = []
+            continue
+        chain.append((current.start, current.end))
+        if _LIST_JOINERS & set(gap):  # the list closes: every item of it was taken
+            added.update(i for start, end in chain for i in range(start, end))
+            chain = []
+    return added
+
+
 _REGULAR_PRONOUN_RE = re.compile(r"\b(?:uong|dung|tiem|xai) (?:no|thuoc nay|thuoc do|thuoc ay)"
-                                 r" (?:moi ngay|hang ngay|deu|thuong xuyen|lau nay|suot|(?:may|nhieu|\d+) (?:nam|thang) nay)\b"
+                                 r" (?:moi ngay|hang ngay|deu|thuong xuyen|lau nay|suot|(?:may|nhieu|\d+) (?:nam|thang) nay"
+                                 r"|(?:moi|hang|vao moi|vao) (?:sang|toi|trua|chieu|dem|buoi sang|buoi toi|tuan))\b"
                                  # "Sáng nào tôi cũng uống nó"
                                  r"|\b(?:sang|toi|trua|chieu|ngay|hom|dem) nao (?:\w+ )?cung (?:uong|dung|tiem|xai)"
                                  r" (?:no|thuoc nay|thuoc do|thuoc ay)\b")
@@ -257,7 +297,10 @@ _NURSING_AGE_RE = re.compile(r"\b(?:cho (?:con |be |em be )?bu|bu me|nuoi con)\b
 # "Con em mới sinh được 10 ngày, em bú mẹ. Coversyl em đang uống …", "bé mới 2 tuần tuổi và đang bú mẹ. Em vẫn
 # phải uống captopril": a parent whose infant is breastfed asks about the parent's own medicine.
 _INFANT_RE = re.compile(r"\b(?:con|be|chau)\b(?: \w+){0,4}? (?:moi sinh|so sinh|\d+ (?:ngay|tuan|thang)\b)")
-_FIRST_PERSON_TAKES_RE = re.compile(r"\b(?:em(?! be)|toi|minh)\b(?: \w+){0,2}? (?:uong|dung|tiem)\b")
+# The parent takes the medicine or has the illness ("em uống", "em bị cao huyết áp" — not "con em bị"), or asks
+# whether it reaches the baby ("có ảnh hưởng bé không").
+_FIRST_PERSON_TAKES_RE = re.compile(r"(?<!con )(?<!chau )\b(?:em(?! be)|toi|minh)\b(?: \w+){0,2}? (?:uong|dung|tiem|bi)\b"
+                                    r"|\banh huong (?:den |toi |cho )?(?:be|con|chau|sua)\b")
 # "Em vừa sinh 6 tuần": the weeks since the speaker gave birth, not anyone's age.
 _POSTPARTUM_RE = re.compile(r"(?<!con )\b(?:em|toi|minh) (?:vua|moi) (?:sinh|de)\b(?: \w+){0,2}? \d+ (?:ngay|tuan|thang)\b"
                             r"|\bsau sinh \d+ (?:ngay|tuan|thang)\b")
@@ -303,6 +346,10 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
         # A creatinine clearance in ml/phút, or dialysis, is how adult doses are adjusted (the book's renal
         # tables and its lines for patients on dialysis).
         population = Population.ADULT
+    if population is None and has_phrase(text, ORGAN_IMPAIRMENT_WORDS) and has_phrase(text, ADJUSTMENT_WORDS):
+        # "Người suy gan dùng sertralin thì giảm còn bao nhiêu mg?": how the adult dose is adjusted, as the book's
+        # lines for liver and kidney failure say it — a child would have been named.
+        population = Population.ADULT
     states_population = age is not None or has_phrase(text, (*STRONG_ADULT_WORDS, *PEDIATRIC_WORDS, *ELDERLY_WORDS))
     route = next((name for name, cues in ROUTE_WORDS.items() if has_phrase(text, cues)), None)
     pregnant: bool | None = None
@@ -315,6 +362,7 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
     if population is None and (pregnant or breastfeeding):
         population = Population.ADULT  # a pregnant or nursing woman, unless an age says otherwise
     taken, pronoun = _taken_positions(text)
+    taken |= _listed_after_taken(taken, resolution, text)
     names_at = frozenset([m.start for m in resolution.mentions] + [u.start for u in resolution.unknown])
     allergy_spans = _cue_spans(text, ALLERGY_CUES, names_at, reaction=True)
     past_spans = _cue_spans(text, PAST_USE_CUES, names_at) + _history_cause_spans(text)
@@ -337,16 +385,33 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
     allergies = tuple(a for a in allergies if a)
     current = tuple(dict.fromkeys(m.drug_id for m in resolution.mentions if m.start in taken
                                   and m.drug_id not in allergies))
+    taken_and_asked = tuple(dict.fromkeys(m.drug_id for m in resolution.every_mention or resolution.mentions
+                                          if m.drug_id in current and m.start not in taken))
     others = tuple(dict.fromkeys(u.name for u in resolution.unknown if u.start in taken and u.name not in allergies))
     others += tuple(n for p in resolution.products if p.start in taken for n in p.uncovered if n not in others)
     conditions = tuple(m.condition.label for m in lexicon.find(text)
                        if m.condition.patient_condition and not _caused_not_had(text, m.start))
+    conditions += tuple(m.condition.label for phrase in _organ_failures_told_organ_first(text)
+                        for m in lexicon.find(phrase) if m.condition.patient_condition and m.condition.label not in conditions)
     return TurnFacts(
         age=age, weight_kg=weight, population=population, states_population=states_population,
         route=route, pregnant=pregnant, trimester=trimester, breastfeeding=breastfeeding, conditions=conditions,
-        current_medications=current, other_medications=others, current_pronoun=pronoun,
+        current_medications=current, taken_and_asked=taken_and_asked, other_medications=others, current_pronoun=pronoun,
         renal_clearance_ml_min=renal_clearance, allergies=allergies, history_drugs=history,
     )
+
+
+# "Gan mình bác sĩ bảo suy mức độ vừa", "thận của bố bị suy nặng rồi": the organ first, its failure later —
+# not "suy nghĩ", "suy dinh dưỡng".
+_ORGAN_FIRST_RE = re.compile(r"\b(gan|than|tim)\b(?: \w+){0,6}? suy\b(?: (?:muc do|o muc|o muc do|do))?"
+                             r"(?: (nhe|vua|trung binh|nang))?(?= roi\b| lam\b|\s*[,.;?!]|\s*$)")
+_ORGANS = {"gan": "gan", "than": "thận", "tim": "tim"}
+_SEVERITIES = {"nhe": "nhẹ", "vua": "vừa", "trung binh": "trung bình", "nang": "nặng"}
+
+
+def _organ_failures_told_organ_first(text: str) -> list[str]:
+    return [f"suy {_ORGANS[m.group(1)]} {_SEVERITIES.get(m.group(2) or '', '')}".strip()
+            for m in _ORGAN_FIRST_RE.finditer(fold(normalize(text)))]
 
 
 _ALLERGY_FILLER = frozenset(fold(w) for w in ("thuốc", "nhóm", "kháng", "sinh", "với", "các", "loại", "họ", "những",

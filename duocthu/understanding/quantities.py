@@ -69,11 +69,14 @@ _HALF = r"(\s*ruoi)?"
 _CHILD_WORDS = r"(?:be|tre|chau|con|em be|nhoc|thang be|dua be|tre so sinh|tre nho)"
 _AGE_YEARS_MONTHS_RE = re.compile(_NUMBER + r"\s*tuoi\s*(?:va\s*)?" + _NUMBER + r"\s*thang")
 _AGE_YEARS_RE = re.compile(_NUMBER + r"\s*(?:tuoi|t\b|yo\b|years? old|years?\b)" + _HALF)
-_AGE_MONTHS_RE = re.compile(r"(?:" + _NUMBER + r"\s*thang\s*tuoi)|(?:\b" + _CHILD_WORDS + r"\b[^.?!,;]{0,12}?\b"
+# Between the child and the age, a few characters of anything ("bé 18 tháng"), or any number of words that
+# only point at the child ("bé nhà mình mới được 5 tháng").
+_CHILD_GAP = r"(?:[^.?!,;]{0,12}?|(?: (?:nha|minh|toi|em|moi|duoc|chi|da|vua|tron|cua|con|chau|be|nay|len))+ )"
+_AGE_MONTHS_RE = re.compile(r"(?:" + _NUMBER + r"\s*thang\s*tuoi)|(?:\b" + _CHILD_WORDS + r"\b" + _CHILD_GAP + r"\b"
                             + _NUMBER + r"\s*thang\b(?!\s*(?:nay|truoc|qua|roi|sau)))")
-_AGE_WEEKS_RE = re.compile(r"(?:" + _NUMBER + r"\s*tuan\s*tuoi)|(?:\b" + _CHILD_WORDS + r"\b[^.?!,;]{0,12}?\b"
+_AGE_WEEKS_RE = re.compile(r"(?:" + _NUMBER + r"\s*tuan\s*tuoi)|(?:\b" + _CHILD_WORDS + r"\b" + _CHILD_GAP + r"\b"
                            + _NUMBER + r"\s*tuan\b(?!\s*(?:nay|truoc|qua|roi|sau)))")
-_AGE_DAYS_RE = re.compile(r"(?:" + _NUMBER + r"\s*ngay\s*tuoi)|(?:\b" + _CHILD_WORDS + r"\b[^.?!,;]{0,12}?\b"
+_AGE_DAYS_RE = re.compile(r"(?:" + _NUMBER + r"\s*ngay\s*tuoi)|(?:\b" + _CHILD_WORDS + r"\b" + _CHILD_GAP + r"\b"
                           + _NUMBER + r"\s*ngay\b(?!\s*(?:nay|truoc|qua|roi|sau|\d)))")
 _NEWBORN_RE = re.compile(r"\b(?:so sinh|moi sinh|moi de|vua sinh|vua de)\b")
 _WEIGHT_RE = re.compile(_NUMBER + r"\s*(?:kg|kilogam|kilo|ki lo|ky lo|ky|ki|can)\b")
@@ -83,7 +86,10 @@ _GESTATION_MONTHS_RE = re.compile(r"\b(?:thai|bau|mang thai|co thai|mang bau|co 
                                   + _NUMBER + r"\s*thang")
 _GESTATION_WEEKS_RE = re.compile(r"\b(?:thai|bau|mang thai|co thai|mang bau|co bau)\s*(?:duoc\s*|khoang\s*)?"
                                  + _NUMBER + r"\s*tuan|\b" + _NUMBER + r"\s*tuan\s*(?:thai|tuoi thai)"
-                                 + r"|\btuan thai\s*(?:thu\s*)?" + _NUMBER)
+                                 + r"|\btuan thai\s*(?:thu\s*)?" + _NUMBER
+                                 # "đang mang thai tuần thứ 22", "bầu ở tuần 30"
+                                 + r"|\b(?:thai|bau|mang thai|co thai|mang bau|co bau)\s*(?:o\s*|vao\s*|dang\s*)?"
+                                 r"tuan\s*(?:thu\s*)?" + _NUMBER)
 _TRIMESTER_WORDS_RE = re.compile(r"\b(?:3|ba) thang (dau|giua|cuoi)\b|\bthang thu\s*(\d)\b|\btam ca nguyet\s*(1|2|3|i|ii|iii)\b")
 _CLEARANCE_RE = re.compile(r"\b(?:egfr|mlcg|gfr|do thanh thai(?: creatinin)?|clcr|thanh thai creatinin)\D{0,12}"
                            + _NUMBER)
@@ -216,6 +222,10 @@ _ASKED_UNITS: tuple[tuple[str, re.Pattern[str]], ...] = (
                              r"|\bbao nhieu ngay\b|\bmay tuan\b|\bmay thang\b|\bbao nhieu (?:tuan|thang|tieng|nam)\b")),
     ("lần", re.compile(r"\bmay lan\b|\bbao nhieu lan\b")),
     ("phút", re.compile(r"\bmay phut\b|\bbao nhieu phut\b")),
+    # a reduction asked as an amount ("giảm còn bao nhiêu mg", "giảm bao nhiêu đơn vị"): a number the book
+    # may state, or only say "giảm liều"
+    ("mg", re.compile(r"\bgiam\b(?: \w+){0,3}? (?:bao nhieu|may) mg\b")),
+    ("đơn vị", re.compile(r"\bgiam\b(?: \w+){0,3}? (?:bao nhieu|may) (?:don vi|ui|iu)\b")),
 )
 
 

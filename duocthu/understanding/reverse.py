@@ -160,12 +160,16 @@ def _strip_scaffolding(
     """
     raw = words(text)
     drop = [False] * len(raw)
+    # single words dropped only because they were typed without diacritics ("khoi" may be "khỏi" or "khối")
+    unaccented_only: set[int] = set()
 
     def mark(phrase: str) -> None:
         target = words(phrase)
         n = len(target)
         for start in range(len(raw) - n + 1):
             if all(token_matches(raw[start + i], target[i]) for i in range(n)):
+                if n == 1 and not drop[start] and raw[start] != target[0]:
+                    unaccented_only.add(start)
                 for i in range(start, start + n):
                     drop[i] = True
 
@@ -186,6 +190,10 @@ def _strip_scaffolding(
     for start, end in drug_spans(text):
         for i in range(start, end):
             drop[i] = True
+    for i in unaccented_only:
+        # "huyet khoi tinh mach sau": a word read as a filler in the middle of the condition belongs to it
+        if 0 < i < len(raw) - 1 and not drop[i - 1] and not drop[i + 1] and not raw[i + 1].isdigit():
+            drop[i] = False
     kept: list[str] = []
     for word, dropped in zip(raw, drop, strict=True):
         # A number is scaffolding ("2 tuổi", "3 ngày") unless it qualifies the condition ("typ 2", "độ 3").

@@ -43,6 +43,10 @@ SELF_HARM_PHRASES = (
     # sleep that does not end; not being a bother any more
     "ngủ một giấc không bao giờ dậy", "ngủ không bao giờ dậy", "không bao giờ tỉnh dậy", "ngủ mãi không dậy",
     "ngủ luôn không dậy", "không làm phiền ai nữa", "không làm phiền mọi người nữa", "không còn làm phiền ai",
+    # worthlessness said of oneself ("mình chỉ là gánh nặng, chẳng ai cần em cả")
+    "chỉ là gánh nặng", "chỉ là cái gánh", "chẳng ai cần em", "chẳng ai cần tôi", "chẳng ai cần mình",
+    "không ai cần em", "không ai cần tôi", "không ai cần mình", "không ai cần đến em", "không ai cần đến tôi",
+    "không ai cần đến mình", "thừa thãi trên đời", "là người thừa",
 )
 # "để dành được 30 viên" is a plan; "nửa viên còn lại để dành được mấy ngày" asks about storage.
 _SAVED_UP_RE = re.compile(r"\b(?:de danh|giu lai|cat giu)\b(?: \w+){0,3}? (?:\d{2,}|vai chuc|may chuc|ca) ?(?:vien|vi|hop|lo)\b")
@@ -54,7 +58,15 @@ _WEAK_SELF_HARM = ("thì chết", "để chết", "sẽ chết", "cho chết", "
 # A lethal outcome counts only asked with an amount ("bao nhiêu viên thì tim ngừng đập / không cứu được nữa"):
 # "tôi bị ngừng thở khi ngủ" is sleep apnoea, "bố tôi ngừng thở" an emergency. A farewell counts the same way.
 _LETHAL_OUTCOMES = ("ngừng thở", "ngưng thở", "tim ngừng đập", "tim ngưng đập", "ngừng tim", "không cứu được",
-                    "không cứu nổi", "hết cứu", "không qua khỏi", "mất mạng", "viết xong thư", "chán lắm rồi")
+                    "không cứu nổi", "hết cứu", "không qua khỏi", "mất mạng", "viết xong thư", "chán lắm rồi",
+                    "viết thư cho", "viết thư rồi")
+# "nuốt cả lọ thì mấy tiếng là xong", "uống hết 50 viên thì bao lâu mới đi được": how long until the end,
+# asked of a lethal amount (a whole pack, or ten tablets and more). "uống 2 viên là xong cơn đau" and
+# "uống hết vỉ này là xong à" (the course finished) ask no time to an end.
+_ENDING_RE = re.compile(r"\b(?:la|thi|moi) (?:xong|di duoc|di luon|di|ra di|yen|het kho)"
+                        r"(?: (?:roi|luon|han|nhi|a|ha|vay|khong|chua|nhe|ca))*\s*(?:[?.!,;]|$)")
+_HOW_LONG = ("bao lâu", "mấy tiếng", "mấy giờ", "mấy phút", "bao giờ", "khi nào", "mất bao lâu")
+_WHOLE_PACK = ("cả lọ", "hết lọ", "cả vỉ", "hết vỉ", "cả hộp", "hết hộp", "cả chai", "hết chai", "cả tuýp", "hết cả")
 _QUANTITY_WORDS = ("bao nhiêu", "mấy viên", "mấy vỉ", "bao nhiêu viên", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nhiêu",
                    "bao nhiêu đơn vị", "mấy ống", "cả bút", "hết bút", "hết cả", "cả hộp", "hết hộp", "cả chai",
                    "hết chai", "một lúc", "cùng một lúc")
@@ -64,6 +76,7 @@ _DRUG_FACT_QUESTIONS = ("có gây", "có làm", "tác dụng phụ", "tác dụn
 _ADVERSE_EFFECT_FRAMES = ("ý nghĩ tự sát", "hành vi tự sát", "nguy cơ tự sát", "xu hướng tự sát", "ý định tự sát",
                           "ý nghĩ tự tử", "hành vi tự tử", "nguy cơ tự tử")
 _FIRST_PERSON = ("tôi", "mình", "tao", "em", "tớ", "con muốn", "cháu muốn")
+_BY_ACCIDENT = ("lỡ", "nhầm", "lộn", "lỡ tay")
 # Said of a child or someone else, "uống hết cả lọ" is an accident to treat now (overdose taken), not intent.
 _AMBIGUOUS_SELF_HARM = ("uống hết cả lọ", "uống cả lọ cho")
 _SOMEONE_ELSE = ("con tôi", "con em", "con mình", "bé", "cháu", "thằng bé", "con bé", "trẻ", "bé nhà", "con nhà",
@@ -144,7 +157,7 @@ def is_self_harm(text: str) -> bool:
     if has_phrase(text, tuple(p for p in strong if p not in _AMBIGUOUS_SELF_HARM)):
         return True
     if has_phrase(text, _AMBIGUOUS_SELF_HARM):
-        return not has_phrase(text, _SOMEONE_ELSE)
+        return not has_phrase(text, (*_SOMEONE_ELSE, *_BY_ACCIDENT))
     count = count_taken(text)
     if count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT) and has_phrase(text, _ENOUGH_WORDS):
         return True
@@ -154,6 +167,9 @@ def is_self_harm(text: str) -> bool:
             and not (count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT)):
         return False  # "uống cho xong đợt kháng sinh" — but "40 viên … uống hết một lần cho xong" is a plan
     many = count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT)
+    if _ENDING_RE.search(fold(normalize(text))) and has_phrase(text, _HOW_LONG) and (many or has_phrase(text, _WHOLE_PACK)) \
+            and not has_phrase(text, (*_SOMEONE_ELSE_TOOK, *_BY_ACCIDENT)):
+        return True
     if has_phrase(text, _LETHAL_OUTCOMES) and has_phrase(text, _QUANTITY_WORDS) \
             and not has_phrase(text, _DRUG_FACT_QUESTIONS) and not has_phrase(text, _SOMEONE_ELSE_TOOK):
         return True
@@ -230,13 +246,28 @@ def is_overdose_taken(text: str) -> bool:
 _PURPOSE_BEFORE_SIGN = (("chong",), ("tri",), ("phong",), ("cat", "con"), ("dieu", "tri"), ("du", "phong"))
 
 
+# Blood brought up or passed, told with words between ("nôn ra cả bát máu bầm", "ho ra ít máu tươi").
+_BLOOD_OUT = (("non", "ra"), ("oi", "ra"), ("ho", "ra"), ("khac", "ra"), ("di", "ngoai", "ra"), ("tieu", "ra"))
+_BLOOD_GAP = 3
+
+
 def emergency_sign_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, sign) word spans of the emergency signs described, not those named as a drug's purpose."""
     _raw, folded, _accented = word_forms(text)
-    return [
+    spans = [
         (start, end, sign) for start, end, sign in phrase_set(EMERGENCY_SIGNS).find(text)
         if not any(folded[max(0, start - len(p)):start] == p for p in _PURPOSE_BEFORE_SIGN)
     ]
+    covered = {i for start, end, _sign in spans for i in range(start, end)}
+    for start in range(len(folded)):
+        for verb in _BLOOD_OUT:
+            end = start + len(verb)
+            if tuple(folded[start:end]) != verb:
+                continue
+            blood = next((i for i in range(end, min(len(folded), end + _BLOOD_GAP + 1)) if folded[i] == "mau"), None)
+            if blood is not None and blood not in covered:
+                spans.append((start, blood + 1, " ".join(folded[start : blood + 1])))
+    return sorted(spans)
 
 
 def is_emergency(text: str, has_sign: bool | None = None) -> bool:
