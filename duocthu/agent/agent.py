@@ -382,12 +382,13 @@ class RagAgent:
 
     def _abstain_showing_safety(
         self, reason: str, message: str, frame: QueryFrame, screen: SafetyScreen, route: str, steps: Sequence[str],
+        notices: list[str] | None = None,
     ) -> TurnResult:
         """An abstain about drugs still shows what the book says against this patient, quoted and cited.
 
         The notices (a component the book does not cover, a name read as another) are part of the reply.
         """
-        notices = self._notices(frame)
+        notices = self._notices(frame) if notices is None else notices
         citations = Citations()
         lines = safety_block(screen, self._display, citations, frame.drugs)
         answer = assemble(notices, lines, None, [message], citations, Outcome.ABSTAIN) if len(lines) > 1 \
@@ -417,12 +418,8 @@ class RagAgent:
                 "Dược thư (bản demo), và bản thân thuốc này không có trong Dược thư. Điều này KHÔNG có nghĩa là an "
                 "toàn khi phối hợp. Hãy hỏi dược sĩ hoặc bác sĩ."
             )
-            citations = Citations()
-            lines = safety_block(screen, self._display, citations, frame.drugs)
-            if len(lines) > 1:
-                answer = assemble(notices, lines, None, [answer], citations, Outcome.ABSTAIN)
-            return TurnResult("abstain", "no_interaction_evidence", answer, tuple(citations.hits),
-                              route="interaction_name", safety=screen.findings, notices=tuple(notices))
+            return self._abstain_showing_safety("no_interaction_evidence", answer, frame, screen, "interaction_name",
+                                                (), notices)
         citations = Citations()
         body = []
         for hit, sentence in found:
