@@ -108,3 +108,13 @@ def test_a_start_shared_by_two_names_of_the_book_is_asked():
 
 def test_a_hyphenated_chemical_name_is_a_medicine_not_in_the_book():
     assert [u.name for u in resolve("Beta-glucan uống sau ăn được không").unknown] == ["Beta-glucan"]
+
+
+def test_a_near_miss_that_changes_the_first_letter_is_asked_not_read():
+    found = resolve("Kalerid uống sau ăn được không")  # one edit from the brand Alerid, but not its start
+    assert not found.mentions and "cetirizin" in found.ambiguous[0].candidates
+
+
+def test_a_rival_that_does_not_share_the_start_does_not_block_a_reading():
+    mention = resolve("clopidogrl uống lúc nào").mentions[0]
+    assert mention.drug_id == "clopidogrel" and mention.fuzzy

@@ -176,3 +176,12 @@ def test_two_names_of_one_condition_side_by_side_are_looked_up_one_by_one():
 
 def test_a_severity_added_to_a_book_phrase_still_finds_it():
     assert "trứng cá" in indication_alternatives("trứng cá nặng", demo_entities().lexicon)
+
+
+def test_type_is_written_typ_as_the_book_writes_it():
+    assert any("typ 1" in a for a in indication_alternatives("đái tháo đường type 1", demo_entities().lexicon))
+
+
+def test_a_new_drug_s_own_side_effect_is_not_an_interaction_with_what_is_taken(understander):
+    frame = understand(understander, "Bố tôi đang uống losartan mỗi ngày. Bác sĩ mới kê allopurinol, thuốc này có gây ngứa không?")
+    assert frame.turn_type is TurnType.DRUG_ATTRIBUTE and "allopurinol" in frame.drugs

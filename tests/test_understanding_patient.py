@@ -201,3 +201,7 @@ def test_a_failing_organ_named_before_the_word_suy():
 def test_a_dose_reduction_for_liver_or_kidney_failure_is_an_adult_question():
     assert facts("Người xơ gan dùng morphin phải giảm liều bao nhiêu?").population is Population.ADULT
     assert facts("Bé 4 tuổi suy thận, amoxicilin giảm liều bao nhiêu?").population is Population.PEDIATRIC
+
+
+def test_a_product_reacted_to_is_an_allergy_to_its_ingredient():
+    assert "valaciclovir" in facts("Hồi trước uống Valtrex bị nổi mề đay khắp người").allergies

@@ -252,3 +252,11 @@ def test_finishing_a_course_or_easing_a_pain_is_not_self_harm(text):
 def test_blood_brought_up_with_words_between_is_an_emergency_sign():
     assert is_emergency("Mẹ tôi đang uống aspirin, tối nay ói ra nhiều máu đỏ tươi, người lả đi")
     assert not is_emergency("Thuốc này có làm nôn ra máu không?")
+
+
+def test_blue_lips_and_too_breathless_to_speak_are_emergency_signs():
+    assert is_emergency("Con tôi đang lên cơn khó chịu, tím môi, nói không ra hơi")
+
+
+def test_a_schedule_taken_other_than_prescribed_is_an_overdose_taken():
+    assert is_overdose_taken("Ông uống methotrexat mỗi sáng suốt tuần nay, đáng lẽ chỉ uống một ngày trong tuần")

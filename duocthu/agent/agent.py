@@ -234,7 +234,12 @@ class RagAgent:
         notices = [f"(«{r.surface}»: hiểu là {self._display.get(r.drug_id, r.drug_id)}.)" for r in frame.readings]
         for product in frame.products:
             covered = ", ".join(self._display.get(d, d) for d in product.covered) or "không thành phần nào"
-            if product.uncovered:
+            if product.uncovered and set(product.uncovered) <= set(frame.patient.allergies):
+                continue  # what the patient reacted to: said in the safety block, not as a product asked
+            if product.uncovered and not product.covered and len(product.uncovered) == 1:
+                notices.append(f"«{product.name}» ({product.uncovered[0]}) không có trong Dược thư (bản demo) nên không "
+                               "được trả lời ở đây.")
+            elif product.uncovered:
                 notices.append(
                     f"«{product.name}» gồm nhiều thành phần: Dược thư (bản demo) có {covered}; "
                     f"{', '.join(product.uncovered)} không có trong Dược thư (bản demo) nên không được trả lời ở đây."
@@ -387,12 +392,14 @@ class RagAgent:
         """An abstain about drugs still shows what the book says against this patient, quoted and cited.
 
         The notices (a component the book does not cover, a name read as another) are part of the reply.
+        When the only "fact" is the medicine asked about (not in the book), the message already says it.
         """
         notices = self._notices(frame) if notices is None else notices
         citations = Citations()
         lines = safety_block(screen, self._display, citations, frame.drugs)
-        answer = assemble(notices, lines, None, [message], citations, Outcome.ABSTAIN) if len(lines) > 1 \
-            else "\n".join([*notices, message])
+        about_the_patient = screen.findings or {fold(f) for f in screen.facts} - {fold(u) for u in frame.unknown_drugs}
+        answer = assemble(notices, lines, None, [message], citations, Outcome.ABSTAIN) \
+            if len(lines) > 1 and about_the_patient else "\n".join([*notices, message])
         return TurnResult("abstain", reason, answer, tuple(citations.hits), route=route, steps=tuple(steps),
                           safety=screen.findings, notices=tuple(notices))
 

@@ -98,8 +98,9 @@ def _rule_19(ctx: RouteContext) -> RouteDecision:
 
 
 def _uncovered_components(frame: QueryFrame) -> list[str]:
-    """Components the book lacks of the products asked about (a product the patient already uses is not asked)."""
-    taken = set(frame.patient.other_medications)
+    """Components the book lacks of the products asked about (a product the patient already uses, or reacted
+    to, is not asked)."""
+    taken = set(frame.patient.other_medications) | set(frame.patient.allergies)
     return [name for product in frame.products for name in product.uncovered if name not in taken]
 
 

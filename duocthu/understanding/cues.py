@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from duocthu.sections import SECTION_TITLES
-from duocthu.text import fold, folded_words, phrase_set, words
+from duocthu.text import fold, folded_words, normalize, phrase_set, words
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import ConditionRelation, QueryFrame, TurnType
 from duocthu.understanding.scope import has_phrase, looks_like_code, looks_like_instruction_attack
@@ -254,7 +254,29 @@ def _taking_then_asking(ev: TurnEvidence, frame: QueryFrame) -> bool:
     asked = [d for d in frame.drugs if d not in frame.patient.current_medications]
     asked_unknown = [u for u in frame.unknown_drugs if u not in frame.patient.other_medications]
     return bool(taken) and bool(asked or asked_unknown) and frame.turn_type not in (
-        TurnType.CRISIS, TurnType.EMERGENCY, TurnType.OVERDOSE_TAKEN)
+        TurnType.CRISIS, TurnType.EMERGENCY, TurnType.OVERDOSE_TAKEN) \
+        and not (frame.turn_type is not TurnType.INTERACTION and _asks_its_own_effect_or_time(ev.text))
+
+
+# "… đang uống Levothyrox. Giờ được kê Cordarone, thuốc này có gây rụng tóc không?": the question asks what the
+# new drug does or when to take it; what it does with the medicines taken is in the safety block already.
+# (The intent model reading the turn as an interaction — "đang uống warfarin, ibuprofen có gây chảy máu
+# không?" — keeps it one.)
+OWN_TIME_WORDS = ("buổi tối hay buổi sáng", "buổi sáng hay buổi tối", "sáng hay tối", "tối hay sáng",
+                  "trước hay sau ăn", "trước ăn hay sau ăn", "lúc nào", "giờ nào", "lúc đói hay lúc no")
+_TOGETHER_IN_QUESTION = ("với", "cùng", "chung", "kèm", "kết hợp", "phối hợp", "kỵ", "kị", "tương tác", "thêm")
+_LAST_SENTENCE_RE = re.compile(r"[^.!?\n]+[.!?]*\s*$")
+
+
+def _asks_its_own_effect_or_time(text: str) -> bool:
+    match = _LAST_SENTENCE_RE.search(normalize(text).strip())
+    question = match.group(0) if match else text
+    return has_phrase(question, (*EFFECT_VERBS, *OWN_TIME_WORDS)) and not has_phrase(question, _TOGETHER_IN_QUESTION) \
+        and not has_phrase(question, (*THERAPEUTIC_EFFECTS, *_ANY_EFFECT))
+
+
+# "có làm ảnh hưởng gì không", "có bị gì không": what the two do together, not one named effect of the new drug
+_ANY_EFFECT = ("ảnh hưởng", "bị gì", "gì không", "sao không", "làm sao", "có sao")
 
 
 def _as_interaction(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:

@@ -131,6 +131,15 @@ _ADHOC_COMBINATION_RE = re.compile(r"[a-z]\s*\+\s*[a-z]|[a-z]{3,}/[a-z]{3,}|\b(?
 
 # A name joined by a hyphen to a short Latin prefix: "Myo-inositol", "L-carnitin", "Alpha-lipoic", "Co-Q10".
 _HYPHENATED_RE = re.compile(r"\b([A-Za-z]{1,6})-([A-Za-z]{5,})\b")
+# Latin names are also spelt as Vietnamese says them ("xetirizin" for cetirizin, "fenytoin"/"phenytoin"): these
+# first letters are one sound.
+_FIRST_SOUNDS = ({"c", "k", "x", "s", "q"}, {"f", "p"}, {"d", "z", "g"}, {"i", "y"})
+
+
+def _same_first_sound(name: str, typed: str) -> bool:
+    return name[:1] == typed[:1] or any(name[:1] in group and typed[:1] in group for group in _FIRST_SOUNDS)
+
+
 # The shortest start of a name read as that name: "cipro" (ciprofloxacin), not "meto" (metoprolol? metformin?).
 MIN_ABBREVIATION = 5
 
@@ -346,8 +355,13 @@ class DrugResolver:
                 taken[i] = True
                 continue
             close, near = self._near_misses(token)
-            if len(close) == 1 and not (INN_STEM_RE.search(token) and close[0][2] > 1
-                                        and (near or self._another_drug_within(token, close[0][2] + 1))):
+            # A typing slip keeps the start of a word: a rival that does not share it ("amoxicilin" for
+            # "doxycilin") is no reason to doubt, and a match that changes the first letter ("Kaleorid" →
+            # "Alerid") is no reading to trust.
+            rivals = [c for c in near if fold(c[1])[:3] == token[:3]]
+            if len(close) == 1 and _same_first_sound(fold(close[0][1]), token) \
+                    and not (INN_STEM_RE.search(token) and close[0][2] > 1
+                             and (rivals or self._another_drug_within(token, close[0][2] + 1))):
                 drug_id, label, _ = close[0]
                 mentions.append(DrugMention(drug_id, raw[i], label, i, i + 1, fuzzy=True))
             elif close or near:

@@ -106,7 +106,7 @@ def base_frame(ev: TurnEvidence, turn_type: TurnType, section_key: str | None,
     return QueryFrame(
         turn_type=turn_type, drugs=list(dict.fromkeys(asked)),
         unknown_drugs=[u.name for u in resolution.unknown if u.name not in facts.allergies]
-        + [p.surface for p in resolution.products if not p.covered],
+        + [p.surface for p in resolution.products if not p.covered and not set(p.uncovered) <= set(facts.allergies)],
         suggestions={u.name: u.suggestion for u in resolution.unknown if u.suggestion},
         readings=[DrugReading(surface=m.surface, drug_id=m.drug_id) for m in resolution.mentions if m.fuzzy],
         ambiguous_names=[AmbiguousName(surface=a.surface, candidates=list(a.candidates)) for a in resolution.ambiguous],
@@ -302,7 +302,7 @@ def latin_names(condition: str) -> str | None:
 
 
 # Spellings in common use that the book writes otherwise (southern "mãn tính" for "mạn tính").
-RESPELLINGS = {"mãn": "mạn", "gout": "gút", "goute": "gút"}
+RESPELLINGS = {"mãn": "mạn", "gout": "gút", "goute": "gút", "type": "typ", "tip": "typ"}
 
 
 def _respelled(condition: str) -> str:

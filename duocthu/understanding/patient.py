@@ -377,6 +377,9 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
     allergies = tuple(dict.fromkeys(
         [m.drug_id for m in resolution.mentions if m.drug_id in in_allergy]
         + [u.name for u in resolution.unknown if _in_spans(u.start, allergy_spans)]
+        # "Năm ngoái uống Valtrex … bị dị ứng": a product reacted to, by its ingredients the book may name
+        + [n for p in resolution.products
+           if _in_spans(p.start, allergy_spans) or (reacted and _in_spans(p.start, past_spans)) for n in p.uncovered]
         + [_allergy_words(text, s) for s in allergy_spans if not _span_has_name(s, resolution)]
         + (sorted(in_past) if reacted else [])
         # "Hồi bé tiêm penicilin bị mề đay": a class the book names, reacted to in the past.

@@ -93,6 +93,8 @@ OVERDOSE_TAKEN_PHRASES = (
     "nuốt mất", "nuốt hết", "hết nửa chai", "hết cả chai", "hết nửa lọ", "hết cả hộp", "hết nửa vỉ", "hết cả vỉ", "lỡ tiêm", "tiêm nhầm", "lỡ bấm", "bấm nhầm", "thay vì", "tiêm quá tay",
     "uống quá liều rồi", "gấp đôi liều", "gấp ba liều", "mất nửa chai", "mất nửa lọ",  # not "tu hết": "tự hết"
     "hết nửa hộp", "mất cả vỉ",
+    # a schedule taken other than prescribed: "mỗi ngày 4 viên suốt 6 ngày, lẽ ra chỉ uống 1 lần/tuần"
+    "lẽ ra chỉ", "đáng lẽ chỉ", "đúng ra chỉ", "đáng ra chỉ",
 )
 _TOO_MUCH = ("uống quá nhiều", "uống nhiều quá", "uống quá liều", "xịt quá nhiều", "tiêm quá liều", "dùng quá liều")
 _FEELING_RE = re.compile(r"\b(?:dang bi|bi|thay|gio bi)\s+(?!sao\b|gi\b|lam sao\b|the nao\b|nhu the nao\b|ngo doc\b)\w+")
@@ -128,6 +130,8 @@ EMERGENCY_SIGNS = (
     "thở chậm", "thở rất chậm", "khó tỉnh", "gọi khó tỉnh", "lay khó tỉnh", "ngủ li bì",
     # swelling of the eyelids, like that of the lips, is angioedema
     "mí mắt sưng", "sưng mí mắt", "sưng mí", "phù mí mắt", "mắt sưng húp", "sưng húp mắt",
+    # a severe asthma attack: blue lips, too breathless to speak
+    "tím môi", "thở không ra hơi", "nói không thành câu", "nói không ra hơi", "không nói được thành câu",
 )
 _NOW_MARKERS = (
     "đang", "bị", "vừa", "bây giờ", "giờ", "hiện", "tự nhiên", "đột ngột", "đột nhiên", "sau khi", "tôi", "mình",
