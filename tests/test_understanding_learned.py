@@ -185,3 +185,12 @@ def test_type_is_written_typ_as_the_book_writes_it():
 def test_a_new_drug_s_own_side_effect_is_not_an_interaction_with_what_is_taken(understander):
     frame = understand(understander, "Bố tôi đang uống losartan mỗi ngày. Bác sĩ mới kê allopurinol, thuốc này có gây ngứa không?")
     assert frame.turn_type is TurnType.DRUG_ATTRIBUTE and "allopurinol" in frame.drugs
+
+
+def test_where_the_answers_come_from_is_about_the_assistant(understander):
+    assert understand(understander, "Bạn lấy thông tin từ đâu vậy?").turn_type is TurnType.SMALLTALK
+
+
+def test_a_few_things_to_ask_about_a_drug_asks_which(understander):
+    frame = understand(understander, "cho em hỏi mấy điều về Losartan")
+    assert frame.section_key is None and "vague_about_drug" in frame.cues

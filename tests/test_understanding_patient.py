@@ -205,3 +205,9 @@ def test_a_dose_reduction_for_liver_or_kidney_failure_is_an_adult_question():
 
 def test_a_product_reacted_to_is_an_allergy_to_its_ingredient():
     assert "valaciclovir" in facts("Hồi trước uống Valtrex bị nổi mề đay khắp người").allergies
+
+
+def test_a_weight_no_adult_has_is_a_child():
+    assert facts("Bé nặng 14 kg").population is Population.PEDIATRIC
+    assert facts("con nặng 16 ký").population is Population.PEDIATRIC
+    assert facts("Mình nặng 45 kg").population is None

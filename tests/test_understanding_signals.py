@@ -260,3 +260,8 @@ def test_blue_lips_and_too_breathless_to_speak_are_emergency_signs():
 
 def test_a_schedule_taken_other_than_prescribed_is_an_overdose_taken():
     assert is_overdose_taken("Ông uống methotrexat mỗi sáng suốt tuần nay, đáng lẽ chỉ uống một ngày trong tuần")
+
+
+def test_having_just_eaten_food_is_not_an_overdose():
+    assert not is_overdose_taken("Vừa ăn cua xong thì nổi mẩn, sưng mặt, xin tên thuốc gì uống cho đỡ")
+    assert is_overdose_taken("Cháu vừa ăn 3 viên thuốc ngủ của ông")

@@ -21,7 +21,10 @@ from duocthu.understanding.signals import is_emergency, is_overdose_taken, is_se
 
 ABOUT_ASSISTANT = ("bạn là ai", "bạn là gì", "bạn là chatbot", "bạn là bot", "bạn là người", "bạn làm được gì",
                    "bạn giúp được gì", "bạn có thể làm gì", "ai tạo ra bạn", "bạn tên gì", "em là ai", "bot gì",
-                   "chatbot gì", "trợ lý gì", "duocthu là gì")
+                   "chatbot gì", "trợ lý gì", "duocthu là gì",
+                   # where the answers come from
+                   "bạn lấy thông tin", "lấy thông tin từ đâu", "thông tin từ nguồn nào", "bạn dựa vào đâu",
+                   "nguồn của bạn")
 GREETINGS = ("xin chào", "chào bạn", "chào", "hello", "hi", "hey", "alo", "cảm ơn", "cám ơn", "thank you",
              "thanks", "tạm biệt", "chúc ngủ ngon", "ok cảm ơn", "bye")
 REVERSE_CUES = (
@@ -44,7 +47,8 @@ VAGUE_SECOND_DRUG = ("thuốc kia", "thuốc khác", "cái thuốc", "viên thu�
                      "một loại thuốc", "loại thuốc khác", "bác sĩ có kê", "bác sĩ kê cho",
                      "thuốc đang uống", "loại thuốc kia", "thuốc kia nữa", "thuốc hôm qua", "thuốc của tôi",
                      "thuốc tôi đang uống", "thuốc đó", "thuốc ấy", "thuốc đấy", "cái thuốc ấy", "thuốc nọ",
-                     "thuốc bác sĩ cho", "thuốc bác sĩ đưa", "thuốc hôm trước", "đơn thuốc cũ", "thuốc được kê")
+                     "thuốc bác sĩ cho", "thuốc bác sĩ đưa", "thuốc hôm trước", "đơn thuốc cũ", "thuốc được kê",
+                     "thuốc bác sĩ mới kê", "thuốc mới kê", "thuốc vừa kê", "thuốc bác sĩ vừa kê")
 WHOLE_SECTION = ("toàn bộ", "đầy đủ", "tất cả", "nguyên văn", "cả mục")
 QUANTITY_WORDS = ("bao nhiêu viên", "mấy viên", "mấy ml", "mấy gói", "tính liều", "uống bao nhiêu", "dùng bao nhiêu",
                   "bao nhiêu mg", "mấy mg", "mấy thìa", "bao nhiêu ml", "mấy giọt", "mấy nhát", "bao nhiêu gói")

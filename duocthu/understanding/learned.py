@@ -444,8 +444,9 @@ _OVERVIEW_WORDS = frozenset(fold(w) for w in (
 
 
 ASKS_TO_ASK = ("hỏi về", "hỏi chút về", "muốn hỏi", "câu hỏi về", "mấy câu", "thắc mắc về", "hỏi thăm về", "hỏi chút",
-               "cần hỏi", "có câu hỏi", "hỏi một chút", "hỏi một câu", "hỏi vài câu")
-_ASKING_WORDS = frozenset(fold(w) for w in ("hỏi", "chút", "câu", "mấy", "muốn", "thắc", "mắc", "có", "cần", "thăm",
+               "cần hỏi", "có câu hỏi", "hỏi một chút", "hỏi một câu", "hỏi vài câu", "hỏi vài điều", "hỏi mấy điều",
+               "hỏi một vài điều")
+_ASKING_WORDS = frozenset(fold(w) for w in ("hỏi", "chút", "câu", "mấy", "muốn", "thắc", "mắc", "có", "cần", "thăm", "điều",
                                             "một", "vài"))
 
 

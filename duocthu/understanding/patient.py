@@ -34,6 +34,7 @@ PEDIATRIC_WORDS = (
 STRONG_ADULT_WORDS = ("người lớn", "vợ tôi", "chồng tôi", "bố tôi", "mẹ tôi", "anh tôi", "chị tôi", "người trưởng thành")
 ADULT_WORDS = (*STRONG_ADULT_WORDS, "tôi", "mình", "em nặng")  # "tôi" is weak: a parent says it too
 ELDERLY_WORDS = ("người già", "người cao tuổi", "cao tuổi", "ông", "bà nội", "bà ngoại", "ông bà", "cụ")
+CHILD_ONLY_WEIGHT_KG = 25
 ORGAN_IMPAIRMENT_WORDS = ("suy gan", "suy thận", "xơ gan", "bệnh gan", "bệnh thận", "suy chức năng gan",
                           "suy chức năng thận")
 ADJUSTMENT_WORDS = ("giảm liều", "giảm còn", "giảm bao nhiêu", "giảm xuống", "chỉnh liều", "hiệu chỉnh", "phần trăm",
@@ -341,6 +342,8 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
     if population is Population.ADULT and age is None and weight is not None and not has_phrase(text, STRONG_ADULT_WORDS):
         # "Mình nặng 38 kg": a weight alone does not say adult or child, and "tôi/mình" may be a parent.
         population = None
+    if population is None and age is None and weight is not None and weight < CHILD_ONLY_WEIGHT_KG:
+        population = Population.PEDIATRIC  # "con nặng 18 ký": no adult weighs that; the age is still asked
     renal_clearance = parse_renal_clearance(text)
     if population is None and (renal_clearance is not None or has_phrase(text, DIALYSIS_WORDS)):
         # A creatinine clearance in ml/phút, or dialysis, is how adult doses are adjusted (the book's renal

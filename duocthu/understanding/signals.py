@@ -88,7 +88,7 @@ OVERDOSE_TAKEN_PHRASES = (
     "uống gấp đôi", "uống gấp ba", "uống dồn", "uống quá nhiều rồi",
     "lỡ cho uống", "lỡ tay cho", "cho uống nhầm", "bé nuốt", "con nuốt", "cháu nuốt", "trẻ nuốt",
     "vừa nuốt", "đã nuốt", "nuốt mất", "nuốt phải", "lần liền", "uống trùng liều", "uống trùng",
-    "quên nên uống", "quên lại uống", "quên đã uống", "ăn mấy viên", "vừa ăn", "ăn phải", "nhai mấy viên",
+    "quên nên uống", "quên lại uống", "quên đã uống", "ăn mấy viên", "ăn phải", "nhai mấy viên",
     "nuốt mấy viên", "nuốt phải", "uống phải", "nhai mất", "uống mất", "ăn mất", "chục viên", "cả nắm",
     "nuốt mất", "nuốt hết", "hết nửa chai", "hết cả chai", "hết nửa lọ", "hết cả hộp", "hết nửa vỉ", "hết cả vỉ", "lỡ tiêm", "tiêm nhầm", "lỡ bấm", "bấm nhầm", "thay vì", "tiêm quá tay",
     "uống quá liều rồi", "gấp đôi liều", "gấp ba liều", "mất nửa chai", "mất nửa lọ",  # not "tu hết": "tự hết"
@@ -96,6 +96,7 @@ OVERDOSE_TAKEN_PHRASES = (
     # a schedule taken other than prescribed: "mỗi ngày 4 viên suốt 6 ngày, lẽ ra chỉ uống 1 lần/tuần"
     "lẽ ra chỉ", "đáng lẽ chỉ", "đúng ra chỉ", "đáng ra chỉ",
 )
+_ATE_PILLS_RE = re.compile(r"\bvua an\b(?: \w+){0,3}? (?:thuoc|vien|vi|siro|goi)\b")
 _TOO_MUCH = ("uống quá nhiều", "uống nhiều quá", "uống quá liều", "xịt quá nhiều", "tiêm quá liều", "dùng quá liều")
 _FEELING_RE = re.compile(r"\b(?:dang bi|bi|thay|gio bi)\s+(?!sao\b|gi\b|lam sao\b|the nao\b|nhu the nao\b|ngo doc\b)\w+")
 _TAKEN_MARKERS = ("đã", "vừa", "rồi", "lỡ", "nhầm", "lộn", "mới uống", "vừa uống", "lúc nãy", "hồi nãy", "sáng nay",
@@ -222,6 +223,8 @@ def is_overdose_taken(text: str) -> bool:
         return False
     if has_phrase(text, OVERDOSE_TAKEN_PHRASES):
         return True
+    if _ATE_PILLS_RE.search(folded_with_digits(text)):
+        return True  # "bé vừa ăn mấy viên thuốc của bà" — not "vừa ăn tôm xong bị sưng môi … xin tên thuốc"
     if has_phrase(text, _GOT_HOLD) and has_phrase(text, _SWALLOWED) and has_phrase(text, _SOMEONE_ELSE):
         return True
     folded = folded_with_digits(text)
