@@ -186,12 +186,12 @@ def test_a_table_backed_dose_asks_for_the_pdf():
 
 
 def test_quick_replies_are_buttons_that_send_the_next_turn():
-    at = ask(start(), "Paracetamol uống bao nhiêu cho 20 kg?")
+    at = ask(start(), "Paracetamol uống bao nhiêu cho 40 kg?")
     assert last_turn(at).reply.reason == "missing_population"
     labels = [b.label for b in at.button if b.key and b.key.startswith("quick_")]
     assert labels == ["Người lớn", "Trẻ em"]
     next(b for b in at.button if b.label == "Trẻ em").click().run()
-    assert [t.question for t in at.session_state.turns] == ["Paracetamol uống bao nhiêu cho 20 kg?", "Trẻ em"]
+    assert [t.question for t in at.session_state.turns] == ["Paracetamol uống bao nhiêu cho 40 kg?", "Trẻ em"]
     assert last_turn(at).reply.reason == "missing_pediatric_age_or_weight"
     assert not [b for b in at.button if b.key and b.key.startswith("quick_")]
     ask(at, "5 tuổi")
