@@ -211,3 +211,8 @@ def test_a_weight_no_adult_has_is_a_child():
     assert facts("Bé nặng 14 kg").population is Population.PEDIATRIC
     assert facts("con nặng 16 ký").population is Population.PEDIATRIC
     assert facts("Mình nặng 45 kg").population is None
+
+
+def test_how_often_a_medicine_is_taken_does_not_close_a_list():
+    f = facts("Tôi đang uống warfarin ngày 1 lần, ibuprofen có được không?")
+    assert f.current_medications == ("warfarin",)

@@ -265,3 +265,7 @@ def test_a_schedule_taken_other_than_prescribed_is_an_overdose_taken():
 def test_having_just_eaten_food_is_not_an_overdose():
     assert not is_overdose_taken("Vừa ăn cua xong thì nổi mẩn, sưng mặt, xin tên thuốc gì uống cho đỡ")
     assert is_overdose_taken("Cháu vừa ăn 3 viên thuốc ngủ của ông")
+
+
+def test_a_letter_to_the_doctor_is_no_farewell():
+    assert not is_self_harm("Tôi viết thư cho bác sĩ hỏi uống bao nhiêu viên thì đủ liều")

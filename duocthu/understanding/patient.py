@@ -182,7 +182,7 @@ def _taken_positions(text: str) -> tuple[set[int], bool]:
     return positions, pronoun
 
 
-_LIST_JOINERS = frozenset({"va", "voi", "cung", "lan"})
+_LIST_JOINERS = frozenset({"va", "voi", "cung"})  # not "lan": "ngày 1 lần" is no "lẫn"
 _STRENGTH_WORDS = frozenset({"mg", "mcg", "g", "ml", "ui", "dv", "vien", "ong", "goi", "lan", "ngay", "moi", "sang", "toi"})
 
 

@@ -59,7 +59,10 @@ _WEAK_SELF_HARM = ("thì chết", "để chết", "sẽ chết", "cho chết", "
 # "tôi bị ngừng thở khi ngủ" is sleep apnoea, "bố tôi ngừng thở" an emergency. A farewell counts the same way.
 _LETHAL_OUTCOMES = ("ngừng thở", "ngưng thở", "tim ngừng đập", "tim ngưng đập", "ngừng tim", "không cứu được",
                     "không cứu nổi", "hết cứu", "không qua khỏi", "mất mạng", "viết xong thư", "chán lắm rồi",
-                    "viết thư cho", "viết thư rồi")
+                    # a letter to the family ("Em viết thư cho mẹ rồi"), not one to the doctor
+                    "viết thư cho mẹ", "viết thư cho bố", "viết thư cho ba", "viết thư cho vợ", "viết thư cho chồng",
+                    "viết thư cho con", "viết thư cho gia đình", "viết thư cho mọi người", "viết thư cho người yêu",
+                    "viết thư rồi")
 # "nuốt cả lọ thì mấy tiếng là xong", "uống hết 50 viên thì bao lâu mới đi được": how long until the end,
 # asked of a lethal amount (a whole pack, or ten tablets and more). "uống 2 viên là xong cơn đau" and
 # "uống hết vỉ này là xong à" (the course finished) ask no time to an end.
