@@ -86,6 +86,15 @@ def _words_short(text: str) -> tuple[str, ...]:
     return tuple(_WORD_RE.findall(normalize(text).lower()))
 
 
+_TURN_SENTENCE_END_RE = re.compile(r"[.!?\n]+")
+
+
+def turn_sentences(text: str) -> list[str]:
+    """The sentences of what a user typed, split at any ``.``, ``!``, ``?`` or line break (users do not
+    capitalise after a full stop, so the book's :func:`duocthu.chunker.split_sentences` does not apply)."""
+    return [s for s in _TURN_SENTENCE_END_RE.split(normalize(text)) if words(s)]
+
+
 def folded_words(text: str) -> list[str]:
     """Word-boundary tokens of folded text: the unit of every lexical match."""
     return _WORD_RE.findall(fold(normalize(text)))

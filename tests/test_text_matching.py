@@ -23,3 +23,10 @@ def test_a_question_typed_with_accents_means_its_unaccented_words_as_typed():
     book = words("Hỗ trợ điều trị")
     assert find_phrase_in_book_words(book, words("ho"), typed_with_accents=True) == -1
     assert find_phrase_in_book_words(book, words("ho")) == 0
+
+
+def test_a_turn_splits_at_any_full_stop_not_only_before_a_capital():
+    from duocthu.text import turn_sentences
+
+    assert turn_sentences("mẹ tôi đang uống warfarin. warfarin là thuốc gì?") == ["mẹ tôi đang uống warfarin",
+                                                                              " warfarin là thuốc gì"]

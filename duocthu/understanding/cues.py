@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from duocthu.sections import SECTION_TITLES
-from duocthu.text import fold, folded_words, normalize, phrase_set, words
+from duocthu.text import fold, folded_words, phrase_set, turn_sentences, words
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import ConditionRelation, QueryFrame, TurnType
 from duocthu.understanding.scope import has_phrase, looks_like_code, looks_like_instruction_attack
@@ -269,12 +269,8 @@ def _taking_then_asking(ev: TurnEvidence, frame: QueryFrame) -> bool:
 OWN_TIME_WORDS = ("buổi tối hay buổi sáng", "buổi sáng hay buổi tối", "sáng hay tối", "tối hay sáng",
                   "trước hay sau ăn", "trước ăn hay sau ăn", "lúc nào", "giờ nào", "lúc đói hay lúc no")
 _TOGETHER_IN_QUESTION = ("với", "cùng", "chung", "kèm", "kết hợp", "phối hợp", "kỵ", "kị", "tương tác", "thêm")
-_LAST_SENTENCE_RE = re.compile(r"[^.!?\n]+[.!?]*\s*$")
-
-
 def _asks_its_own_effect_or_time(text: str) -> bool:
-    match = _LAST_SENTENCE_RE.search(normalize(text).strip())
-    question = match.group(0) if match else text
+    question = (turn_sentences(text) or [text])[-1]
     return has_phrase(question, (*EFFECT_VERBS, *OWN_TIME_WORDS)) and not has_phrase(question, _TOGETHER_IN_QUESTION) \
         and not has_phrase(question, (*THERAPEUTIC_EFFECTS, *_ANY_EFFECT))
 

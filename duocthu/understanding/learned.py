@@ -24,7 +24,15 @@ import numpy as np
 
 from duocthu.budget import RequestBudget
 from duocthu.sections import SECTION_TITLES
-from duocthu.text import fold, folded_words, has_diacritics, normalize, token_matches, words
+from duocthu.text import (
+    fold,
+    folded_words,
+    has_diacritics,
+    normalize,
+    token_matches,
+    turn_sentences,
+    words,
+)
 from duocthu.understanding.carryover import carry_over
 from duocthu.understanding.conditions import ConditionLexicon
 from duocthu.understanding.cues import (
@@ -467,12 +475,9 @@ def _only_names_the_drug(ev: TurnEvidence) -> bool:
     return all(w in _OVERVIEW_WORDS for w in rest) and named_section(ev.text) is None
 
 
-_SENTENCE_END_RE = re.compile(r"[.!?\n]+")
-
-
 def _asks_what_the_drug_is(ev: TurnEvidence) -> bool:
     """The last sentence names a drug and asks what it is ("… Sintrom là thuốc gì vậy?"), whatever came before."""
-    sentences = [s for s in _SENTENCE_END_RE.split(normalize(ev.text)) if words(s)]
+    sentences = turn_sentences(ev.text)
     if len(sentences) < 2 or not has_phrase(sentences[-1], OVERVIEW_CUES):
         return False
     offset = len(words(ev.text)) - len(words(sentences[-1]))
