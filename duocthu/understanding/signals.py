@@ -64,12 +64,11 @@ _LETHAL_OUTCOMES = ("ngừng thở", "ngưng thở", "tim ngừng đập", "tim 
                     "viết thư cho con", "viết thư cho gia đình", "viết thư cho mọi người", "viết thư cho người yêu",
                     "viết thư rồi")
 # "nuốt cả lọ thì mấy tiếng là xong", "uống hết 50 viên thì bao lâu mới đi được": how long until the end,
-# asked of a lethal amount (a whole pack, or ten tablets and more). "uống 2 viên là xong cơn đau" and
+# asked of a lethal amount (a whole pack, or ten tablets and more: ``count_taken``). "uống 2 viên là xong cơn đau" and
 # "uống hết vỉ này là xong à" (the course finished) ask no time to an end.
 _ENDING_RE = re.compile(r"\b(?:la|thi|moi) (?:xong|di duoc|di luon|di|ra di|yen|het kho)"
                         r"(?: (?:roi|luon|han|nhi|a|ha|vay|khong|chua|nhe|ca))*\s*(?:[?.!,;]|$)")
 _HOW_LONG = ("bao lâu", "mấy tiếng", "mấy giờ", "mấy phút", "bao giờ", "khi nào", "mất bao lâu")
-_WHOLE_PACK = ("cả lọ", "hết lọ", "cả vỉ", "hết vỉ", "cả hộp", "hết hộp", "cả chai", "hết chai", "cả tuýp", "hết cả")
 _QUANTITY_WORDS = ("bao nhiêu", "mấy viên", "mấy vỉ", "bao nhiêu viên", "cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "nhiêu",
                    "bao nhiêu đơn vị", "mấy ống", "cả bút", "hết bút", "hết cả", "cả hộp", "hết hộp", "cả chai",
                    "hết chai", "một lúc", "cùng một lúc")
@@ -175,7 +174,7 @@ def is_self_harm(text: str) -> bool:
             and not (count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT)):
         return False  # "uống cho xong đợt kháng sinh" — but "40 viên … uống hết một lần cho xong" is a plan
     many = count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT)
-    if _ENDING_RE.search(fold(normalize(text))) and has_phrase(text, _HOW_LONG) and (many or has_phrase(text, _WHOLE_PACK)) \
+    if _ENDING_RE.search(fold(normalize(text))) and has_phrase(text, _HOW_LONG) and many \
             and not has_phrase(text, (*_SOMEONE_ELSE_TOOK, *_BY_ACCIDENT)):
         return True
     if has_phrase(text, _LETHAL_OUTCOMES) and has_phrase(text, _QUANTITY_WORDS) \
