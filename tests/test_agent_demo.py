@@ -200,3 +200,8 @@ def test_a_condition_no_drug_is_indicated_for_is_read_as_the_patient_s_state(ask
 def test_a_drug_found_through_the_book_s_words_is_quoted_with_them(ask):
     reply = ask("Thuốc nào trị bệnh Addison?")
     assert "thượng thận" in reply.answer.split("Nguồn:")[0]
+
+
+def test_a_condition_with_a_cause_the_book_does_not_name_is_not_answered_for_the_condition_alone(ask):
+    reply = ask("Thuốc nào chữa viêm gan do uống nước đá?")
+    assert reply.reason == "no_indication_evidence"

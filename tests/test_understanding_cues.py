@@ -106,9 +106,11 @@ def test_whole_section():
 def test_section_named():
     ok, frame = fires("section_named", "Chống chỉ định của ibuprofen là gì?", section="chi_dinh", p=0.9)
     assert ok and frame.section_key == "chong_chi_dinh"
-    # a model confident in another section keeps it ("bị tác dụng phụ thì làm gì" asks how to handle it)
-    assert not fires("section_named", "Bị tác dụng phụ khi dùng carbamazepin thì làm gì?",
-                     section="huong_dan_xu_tri_adr", p=0.9)[0]
+    # a model confident in a section that builds on the named one keeps it ("uống gấp đôi liều" is an overdose)
+    assert not fires("section_named", "Uống gấp đôi liều metformin thì sao?", section="qua_lieu_va_xu_tri", p=0.9)[0]
+    # the side effects named with what to do about them name the handling section themselves
+    ok, frame = fires("section_named", "Bị tác dụng phụ khi dùng carbamazepin thì làm gì?", section="chi_dinh")
+    assert ok and frame.section_key == "huong_dan_xu_tri_adr"
 
 
 def test_personal_dose():
@@ -269,3 +271,21 @@ def test_which_drug_of_a_kind_is_a_reverse_lookup():
                       turn_type=TurnType.CONDITION_RELATION)
     assert ok and frame.turn_type in (TurnType.CONDITION_TO_DRUG, TurnType.SYMPTOM_TO_DRUG)
     assert not fires("reverse_lookup", "Thuốc này uống lúc nào trong ngày?", turn_type=TurnType.DRUG_ATTRIBUTE)[0]
+
+
+def test_side_effects_named_with_what_to_do_about_them_is_the_handling_section():
+    assert named_section("Dùng metformin bị tác dụng phụ thì cần xử trí thế nào?") == "huong_dan_xu_tri_adr"
+    assert named_section("Tác dụng không mong muốn của metformin?") == "tac_dung_khong_mong_muon"
+
+
+def test_whether_a_drug_comes_as_a_form_is_the_forms_section():
+    assert named_section("Salbutamol có dạng khí dung không?") == "dang_thuoc_va_ham_luong"
+    assert named_section("Diclofenac có dạng bôi không?") == "dang_thuoc_va_ham_luong"
+    assert named_section("ban co dang boi thuoc gi khong") != "dang_thuoc_va_ham_luong"  # "có đang bôi"
+
+
+def test_an_overdose_asked_with_the_name_between_the_words():
+    ok, frame = fires("overdose_question", "lo uong ibuprofen nhieu qua co sao khong")
+    assert ok and frame.section_key == "qua_lieu_va_xu_tri"
+    # "tối qua" (last night) before a name is no "quá liều"
+    assert not fires("overdose_question", "Sốt từ tối qua, ibuprofen liều thế nào?")[0]

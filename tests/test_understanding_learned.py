@@ -194,3 +194,37 @@ def test_where_the_answers_come_from_is_about_the_assistant(understander):
 def test_a_few_things_to_ask_about_a_drug_asks_which(understander):
     frame = understand(understander, "cho em hỏi mấy điều về Losartan")
     assert frame.section_key is None and "vague_about_drug" in frame.cues
+
+
+def test_where_on_the_body_does_not_change_which_drug_is_indicated():
+    from duocthu.understanding.learned import without_body_site
+
+    assert without_body_site("giời leo vùng ngực") == "giời leo"
+    assert without_body_site("ngứa ở chân") == "ngứa chân"  # a bare symptom keeps where it is
+    assert without_body_site("viêm tai giữa") is None
+    assert "zona" in indication_alternatives("zona thần kinh ở lưng", demo_entities().lexicon)
+
+
+def test_a_colloquial_head_word_before_a_book_phrase_with_more_words():
+    assert "trứng cá" in indication_alternatives("mụn trứng cá bọc", demo_entities().lexicon)
+
+
+def test_a_drink_is_not_a_medicine_asked_about(understander):
+    frame = understand(understander, "Uống trà đặc buổi tối xong mất ngủ cả đêm thì có sao không?")
+    assert frame.turn_type is TurnType.MEDICAL_QUESTION
+
+
+def test_a_source_asked_of_the_answers_is_about_the_assistant(understander):
+    assert understand(understander, "Câu trả lời của app dựa vào tài liệu nào?").turn_type is TurnType.SMALLTALK
+    assert understand(understander, "Đau lưng từ đâu mà ra vậy?").turn_type is not TurnType.SMALLTALK
+
+
+def test_a_named_own_section_of_a_new_drug_is_asked_even_if_the_model_reads_an_interaction(understander):
+    frame = understand(understander, "Mẹ tôi đang dùng warfarin. Meloxicam có tác dụng không mong muốn nào?")
+    assert frame.turn_type is TurnType.DRUG_ATTRIBUTE and frame.drugs == ["meloxicam"]
+    assert frame.section_key == "tac_dung_khong_mong_muon"
+
+
+def test_a_strength_after_the_name_is_part_of_the_name(understander):
+    frame = understand(understander, "Còn Augmentin 625 thì sao?")
+    assert frame.section_key is None and frame.turn_type is TurnType.DRUG_ATTRIBUTE

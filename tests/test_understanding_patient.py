@@ -216,3 +216,14 @@ def test_a_weight_no_adult_has_is_a_child():
 def test_how_often_a_medicine_is_taken_does_not_close_a_list():
     f = facts("Tôi đang uống warfarin ngày 1 lần, ibuprofen có được không?")
     assert f.current_medications == ("warfarin",)
+
+
+def test_a_medicine_not_in_the_book_that_caused_an_allergic_rash_is_an_allergy():
+    assert "cefaclor" in facts("Trước đây dùng cefaclor bị phát ban đỏ, nay uống cefalexin được không?").allergies
+    # an upset stomach after a medicine is a side effect, not an allergy
+    assert facts("Trước đây dùng cefaclor bị đau bụng, nay uống cefalexin được không?").allergies == ()
+
+
+def test_a_year_told_as_when_it_happened_is_the_past():
+    f = facts("Năm 2018 em dùng ibuprofen bị nổi mề đay, giờ đau răng uống paracetamol được không?")
+    assert "ibuprofen" in f.allergies and "ibuprofen" in f.history_drugs

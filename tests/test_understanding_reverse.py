@@ -136,3 +136,15 @@ def test_a_first_person_history_after_the_question_is_the_patient_s():
 
 def test_an_unaccented_word_inside_the_condition_is_not_a_filler():
     assert split("thuoc nao tri huyet khoi tinh mach sau")[0] == "huyet khoi tinh mach sau"
+
+
+def test_talking_to_the_assistant_and_how_often_it_happens_are_not_part_of_the_condition():
+    assert split("Hay bị mất ngủ lắm, có thuốc gì không bạn?")[0] == "mất ngủ"
+    assert condition_answer("ý tôi là viêm họng") == "viêm họng"
+    assert split("thuoc nao tri phat ban")[0] == "phat ban"  # unaccented "ban" may be the rash, not "bạn"
+
+
+def test_a_vague_complaint_called_minor_is_still_vague():
+    from duocthu.understanding.reverse import is_ambiguous_condition
+
+    assert is_ambiguous_condition(split("Người cứ mệt mỏi, mấy chứng linh tinh, nên uống gì?")[0])

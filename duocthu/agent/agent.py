@@ -517,6 +517,10 @@ class RagAgent:
             label = mention.condition.label
             if not mention.condition.patient_condition or fold(label) == asked or fold(mention.surface) == asked:
                 continue
+            if not merged and _states_a_cause_of(asked, fold(mention.surface)):
+                # "viêm gan do nhìn màn hình": the asked condition is this one with a cause the book does not
+                # name; it is not another condition of the question, and the drugs for this one are not the answer.
+                continue
             result = self.retrieval.retrieve_by_indication(mention.surface, policy=policy,
                                                            typed_with_accents=typed_with_accents(text))
             if result.candidates:
@@ -724,3 +728,14 @@ def patient_generation_query(indication: str) -> str:
     formulary evidence, so restating them in a cited claim would (rightly) fail the numeric guard.
     """
     return f"Liệt kê các thuốc có chỉ định «{indication}» và các lưu ý an toàn liên quan được nêu trong bằng chứng."
+
+
+_CAUSE_WORDS = frozenset({"do", "vi", "boi", "tai"})
+
+
+def _states_a_cause_of(asked: str, condition: str) -> bool:
+    """"viem gan do nhin man hinh" of "viem gan": the asked condition (folded) is the condition with a cause."""
+    asked_words, condition_words = asked.split(), condition.split()
+    n = len(condition_words)
+    return any(asked_words[i : i + n] == condition_words and i + n < len(asked_words)
+               and asked_words[i + n] in _CAUSE_WORDS for i in range(len(asked_words) - n + 1))

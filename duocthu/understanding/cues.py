@@ -25,6 +25,15 @@ ABOUT_ASSISTANT = ("bạn là ai", "bạn là gì", "bạn là chatbot", "bạn 
                    # where the answers come from
                    "bạn lấy thông tin", "lấy thông tin từ đâu", "thông tin từ nguồn nào", "bạn dựa vào đâu",
                    "nguồn của bạn")
+# Where the answers come from: a source asked ("từ nguồn nào") of the answers or of the assistant.
+SOURCE_ASKED = ("nguồn nào", "nguồn gì", "từ đâu", "ở đâu ra", "dựa vào đâu", "dựa trên đâu", "căn cứ vào đâu",
+                "căn cứ nào", "tài liệu nào", "sách nào", "nguồn tham khảo")
+ANSWERS_GIVEN = ("thông tin", "câu trả lời", "trả lời", "dữ liệu", "trợ lý", "chatbot", "bot", "ứng dụng", "app",
+                 "bạn lấy", "bạn dựa", "bạn tham khảo", "bạn căn cứ")
+
+
+def asks_about_assistant(text: str) -> bool:
+    return has_phrase(text, ABOUT_ASSISTANT) or (has_phrase(text, SOURCE_ASKED) and has_phrase(text, ANSWERS_GIVEN))
 GREETINGS = ("xin chào", "chào bạn", "chào", "hello", "hi", "hey", "alo", "cảm ơn", "cám ơn", "thank you",
              "thanks", "tạm biệt", "chúc ngủ ngon", "ok cảm ơn", "bye")
 REVERSE_CUES = (
@@ -58,13 +67,21 @@ VAGUE_ABOUT_DRUG = ("thì sao", "thế nào", "như thế nào", "ra sao", "hỏ
                     "hỏi chút về", "hỏi thăm về", "thắc mắc về", "thế thì sao", "có gì", "sao", "ok không",
                     "tìm hiểu về", "muốn biết về", "biết thêm về")
 
+# Whether a drug comes as a form ("có dạng xịt dưới lưỡi không?") is asked of the forms section. A form that is
+# also a verb counts only with "dạng" typed with its diacritics: "co dang xit" may be "có đang xịt".
+DOSAGE_FORM_NOUNS = ("viên", "siro", "bột", "gói", "ống", "kem", "mỡ", "gel", "sủi", "dung dịch", "hỗn dịch",
+                     "khí dung", "cốm", "miếng dán")
+DOSAGE_FORM_VERBS = ("xịt", "tiêm", "truyền", "uống", "nhỏ", "đặt", "ngậm", "dán", "hít", "bôi")
+_FORM_VERB_NAMES = tuple(f"có dạng {form}" for form in DOSAGE_FORM_VERBS)
+
 # The section's own names: when the user names a section, the name decides (the spec's
 # "longest phrase wins" keeps "chống chỉ định" from reading as "chỉ định", "quá liều" as "liều").
 SECTION_NAMES: dict[str, tuple[str, ...]] = {
     "ten_chung_quoc_te": ("tên chung quốc tế", "tên quốc tế", "tên gốc", "tên hoạt chất", "hoạt chất là gì"),
     "ma_atc": ("mã atc", "atc code", "mã phân loại atc"),
     "loai_thuoc": ("loại thuốc", "nhóm thuốc", "thuộc nhóm", "nhóm dược lý"),
-    "dang_thuoc_va_ham_luong": ("dạng thuốc", "hàm lượng", "dạng bào chế"),
+    "dang_thuoc_va_ham_luong": ("dạng thuốc", "hàm lượng", "dạng bào chế", "có những dạng", "có các dạng",
+                                "những dạng nào", "dạng nào", *(f"có dạng {form}" for form in DOSAGE_FORM_NOUNS)),
     "duoc_ly_va_co_che_tac_dung": ("dược lý", "cơ chế tác dụng", "cơ chế", "dược lực học"),
     "duoc_dong_hoc": ("dược động học", "thời gian bán thải", "nửa đời", "bán thải", "sinh khả dụng"),
     "chi_dinh": ("chỉ định", "công dụng"),
@@ -104,14 +121,23 @@ _NAMES_LONGEST_FIRST = sorted(
 
 def named_section(text: str) -> str | None:
     """The section the turn names by one of its names, longest name first, or None."""
+    if "dạng" in text.lower() and has_phrase(text, _FORM_VERB_NAMES) and not _asks_other_section(
+            text, "dang_thuoc_va_ham_luong"):
+        return "dang_thuoc_va_ham_luong"
     for _tokens, name, key in _NAMES_LONGEST_FIRST:
         if has_phrase(text, (name,)):
             # "dùng cho bà bầu" names the pregnancy section; "cách dùng" the dosing one — but a
             # pregnancy word beside a dose or side-effect question is a patient fact, not the ask.
             if key in ("thoi_ky_mang_thai", "thoi_ky_cho_con_bu") and _asks_other_section(text, key):
                 continue
+            if key == "tac_dung_khong_mong_muon" and has_phrase(text, HANDLING_WORDS):
+                return "huong_dan_xu_tri_adr"  # the side effects named, and what to do about them asked
             return key
     return None
+
+
+# How to handle what happened: beside a named side effect, the question is the ADR-handling section.
+HANDLING_WORDS = ("xử lý", "xử trí", "khắc phục", "phải làm gì", "thì làm gì", "cần làm gì", "làm gì bây giờ")
 
 
 def _asks_other_section(text: str, key: str) -> bool:
@@ -259,7 +285,21 @@ def _taking_then_asking(ev: TurnEvidence, frame: QueryFrame) -> bool:
     asked_unknown = [u for u in frame.unknown_drugs if u not in frame.patient.other_medications]
     return bool(taken) and bool(asked or asked_unknown) and frame.turn_type not in (
         TurnType.CRISIS, TurnType.EMERGENCY, TurnType.OVERDOSE_TAKEN) \
-        and not (frame.turn_type is not TurnType.INTERACTION and _asks_its_own_effect_or_time(ev.text))
+        and not (frame.turn_type is not TurnType.INTERACTION and _asks_its_own_effect_or_time(ev.text)) \
+        and not asks_its_own_section(ev.text)
+
+
+# Sections about the drug itself: "Tôi đang uống warfarin. Naproxen có tác dụng phụ gì?" asks naproxen's side
+# effects by the section's name; what it does with warfarin is in the safety block already.
+OWN_SECTIONS = frozenset({"tac_dung_khong_mong_muon", "huong_dan_xu_tri_adr", "chi_dinh", "dang_thuoc_va_ham_luong",
+                          "do_on_dinh_va_bao_quan", "duoc_ly_va_co_che_tac_dung", "duoc_dong_hoc", "loai_thuoc",
+                          "ten_chung_quoc_te", "ma_atc", "thong_tin_quy_che"})
+
+
+def asks_its_own_section(text: str) -> bool:
+    """The question (the turn's last sentence) names a section about the drug itself, not what goes with it."""
+    question = (turn_sentences(text) or [text])[-1]
+    return named_section(question) in OWN_SECTIONS and not has_phrase(question, _TOGETHER_IN_QUESTION)
 
 
 # "… đang uống Levothyrox. Giờ được kê Cordarone, thuốc này có gây rụng tóc không?": the question asks what the
@@ -389,6 +429,8 @@ def _section_named(ev: TurnEvidence, frame: QueryFrame) -> bool:
         return True  # "trộn chung bơm tiêm với thuốc khác": compatibility, not an interaction
     if frame.turn_type is TurnType.INTERACTION and _interaction_with_nothing(frame) and named != "tuong_tac_thuoc":
         return True  # "Tôi đang uống digoxin. Digoxin có tác dụng phụ gì?": one drug, its side effects
+    if frame.turn_type is TurnType.INTERACTION and asks_its_own_section(ev.text):
+        return True  # "Tôi đang uống warfarin. Naproxen có tác dụng phụ gì?": naproxen's side effects
     if frame.turn_type not in (TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW, TurnType.DOSING_CALC):
         return False
     if frame.turn_type is TurnType.DOSING_CALC and named in ("thoi_ky_mang_thai", "thoi_ky_cho_con_bu"):
@@ -429,12 +471,13 @@ CUE_TABLE: tuple[Cue, ...] = (
         "section Quá liều và xử trí (never the dosing section)", '"quá liều" contains "liều"',
         lambda ev, f: bool(f.drugs) and f.turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DOSING_CALC,
                                                         TurnType.DRUG_OVERVIEW)
-        and has_phrase(ev.text, OVERDOSE_QUESTION) and not _toxicity_of_a_combination(ev, f),
+        and (has_phrase(ev.text, OVERDOSE_QUESTION) or has_phrase(ev.text_without_names, OVERDOSE_QUESTION))
+        and not _toxicity_of_a_combination(ev, f),
         lambda ev, f: _update(f, "overdose_question", turn_type=TurnType.DRUG_ATTRIBUTE,
                               section_key="qua_lieu_va_xu_tri")),
     Cue("about_assistant", "bạn là ai, bạn là chatbot gì, bạn làm được gì",
         "smalltalk", "questions about the assistant are not about a drug",
-        lambda ev, f: not f.drugs and not f.unknown_drugs and has_phrase(ev.text, ABOUT_ASSISTANT),
+        lambda ev, f: not f.drugs and not f.unknown_drugs and asks_about_assistant(ev.text),
         lambda ev, f: _update(f, "about_assistant", turn_type=TurnType.SMALLTALK, section_key=None)),
     Cue("greeting", "a greeting, thanks or goodbye of at most 8 words, nothing else",
         "smalltalk", "a greeting needs no lookup",

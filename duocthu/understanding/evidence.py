@@ -7,6 +7,7 @@ it is computed once per turn.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -28,6 +29,11 @@ SCAFFOLDING = (
 )
 
 
+_USE_VERBS = frozenset({"uong", "dung", "tiem", "xai", "bom", "nhai", "ngam"})
+_STRENGTH_UNITS = frozenset({"mg", "g", "mcg", "µg", "ml", "iu", "ui", "đv"})
+_STRENGTH_RE = re.compile(r"\d+(?:[.,]\d+)?(?:mg|g|mcg|µg|ml|iu|ui)?")
+
+
 @dataclass(frozen=True)
 class TurnEvidence:
     text: str
@@ -37,15 +43,31 @@ class TurnEvidence:
     intent: IntentPrediction | None = None
 
     @cached_property
+    def text_without_names(self) -> str:
+        """The turn with each name taken out after the verb that takes it: "uống paracetamol nhiều quá" → "uống
+        nhiều quá" (a name after anything else stays: "sốt từ tối qua, paracetamol liều" has no "quá liều")."""
+        raw = words(self.text)
+        named = {i for start, end in self._name_spans() if start > 0 and fold(raw[start - 1]) in _USE_VERBS
+                 for i in range(start, min(len(raw), end))}
+        return " ".join(w for i, w in enumerate(raw) if i not in named)
+
+    def _name_spans(self) -> list[tuple[int, int]]:
+        return [(m.start, m.end) for m in self.resolution.mentions] + [
+            (u.start, u.start + len(words(u.name))) for u in self.resolution.unknown]
+
+    @cached_property
     def residual_words(self) -> list[str]:
         """Content words left after removing drug and product names and question scaffolding."""
         raw = words(self.text)
         drop = [False] * len(raw)
-        for start, end in [(m.start, m.end) for m in self.resolution.mentions] + [
-            (u.start, u.start + len(words(u.name))) for u in self.resolution.unknown
-        ]:
+        for start, end in self._name_spans():
             for i in range(max(0, start), min(len(raw), end)):
                 drop[i] = True
+            # "Klacid 500", "Glucophage 850 mg": the strength is part of how the product is named
+            if end < len(raw) and _STRENGTH_RE.fullmatch(raw[end].lower()):
+                drop[end] = True
+                if end + 1 < len(raw) and raw[end + 1].lower() in _STRENGTH_UNITS:
+                    drop[end + 1] = True
         folded = [fold(w) for w in raw]
         for phrase in SCAFFOLDING:
             target = [fold(w) for w in words(phrase)]

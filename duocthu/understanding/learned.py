@@ -264,6 +264,10 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
     if respelled != condition:
         alternatives.append(respelled)  # "gút mãn tính" → the book's "gút mạn tính"
         condition = respelled
+    siteless = without_body_site(condition)
+    if siteless:
+        alternatives.append(siteless)  # "zona thần kinh ở bụng": where on the body does not change the drug
+        condition = siteless
     headless = _without_head(condition, GENERIC_HEADS) or _without_head(condition, PURPOSE_HEADS)
     # "bệnh cao huyết áp": the synonyms of the condition without its head too ("tăng huyết áp").
     for phrasing in (condition, *([headless] if headless else [])):
@@ -288,8 +292,35 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
     organism_context = bool(set(folded_words(condition)) & _ORGANISM_CONTEXT) or (latin and len(words(latin)) >= 2)
     if latin and latin != condition and organism_context:
         bare.append(latin)  # "nam Candida am dao": the organism, whatever the user wrote around it
-    return list(dict.fromkeys([*alternatives[:12], *book_indication_within(condition, lexicon), *causes, *bare,
-                               *narrower]))
+    within = [*book_indication_within(condition, lexicon), *(book_indication_within(headless, lexicon) if headless
+                                                             else [])]  # "mụn trứng cá viêm" → "trứng cá"
+    return list(dict.fromkeys([*alternatives[:12], *within, *causes, *bare, *narrower]))
+
+
+# Where on the body a condition is ("ở bụng", "vùng lưng"): the book names conditions without it.
+BODY_SITES = frozenset(fold(w) for w in (
+    "bụng", "lưng", "ngực", "mặt", "chân", "tay", "đầu", "cổ", "vai", "mông", "đùi", "háng", "bẹn", "nách", "sườn",
+    "gáy", "trán", "má", "cằm", "môi", "da đầu", "bàn tay", "bàn chân", "cánh tay", "cẳng chân", "hông", "eo",
+    "thắt lưng", "người", "toàn thân", "bắp chân", "đầu gối", "gối", "khuỷu tay", "cổ tay", "cổ chân", "ngón tay",
+    "ngón chân", "lòng bàn tay", "lòng bàn chân", "bên trái", "bên phải", "trái", "phải"))
+_SITE_WORDS = frozenset(w for site in BODY_SITES for w in site.split())
+_SITE_MARKERS = frozenset({"o", "vung", "phia"})  # not "tại": folded it is "tai", the ear
+
+
+def without_body_site(condition: str) -> str | None:
+    """"zona thần kinh ở bụng" → "zona thần kinh"; a bare symptom keeps its site ("ngứa ở lưng" → "ngứa lưng")."""
+    tokens = words(condition)
+    folded = [fold(t) for t in tokens]
+    for i in range(len(tokens) - 1, 0, -1):
+        if folded[i] in _SITE_MARKERS:
+            site = folded[i + 1:]
+            if site and len(site) <= 3 and all(w in _SITE_WORDS for w in site):
+                head = " ".join(tokens[:i])
+                if len(words(head)) == 1 and is_symptom(head):
+                    return " ".join([head, *tokens[i + 1:]])
+                return head
+            return None
+    return None
 
 
 _VOWEL_GROUP_RE = re.compile(r"[aeiouy]+")
@@ -493,11 +524,17 @@ DRUG_REFERENCE_WORDS = ("thuốc", "viên", "liều", "uống", "dùng", "tiêm"
                         "bôi", "nhỏ", "ngậm", "đặt", "truyền", "nó", "toa", "đơn thuốc")
 
 
+# A drink is not a medicine: "mỗi khi uống cà phê" does not ask about a drug.
+_DRINKING_RE = re.compile(
+    r"\b(?:uống|uong)\s+(?:cà phê|ca phe|cafe|café|trà|tra|chè|rượu|ruou|bia|sữa|sua|nước|nuoc)\b", re.IGNORECASE)
+
+
 def _asks_no_drug_at_all(ev: TurnEvidence, frame: QueryFrame) -> bool:
     return (frame.turn_type in DRUG_TURN_TYPES and not frame.drugs and not frame.unknown_drugs
             and not frame.ambiguous_names and not frame.products
             and named_section(ev.text) in (None, "thoi_ky_mang_thai", "thoi_ky_cho_con_bu")
-            and not has_phrase(ev.text, DRUG_REFERENCE_WORDS) and not set(frame.cues) - {"section_named"})
+            and not has_phrase(_DRINKING_RE.sub(" ", ev.text), DRUG_REFERENCE_WORDS)
+            and not set(frame.cues) - {"section_named"})
 
 
 _DOSE_WORDS = ("liều", "bao nhiêu", "mấy viên", "mấy ml", "mấy lần", "mấy mg", "bao lâu", "mấy ngày", "cách dùng")

@@ -84,6 +84,8 @@ PAST_USE_CUES = ("hồi trước", "trước đây", "từng uống", "từng d�
                  "từng bị", "từng lên", "đã từng bị")
 REACTION_WORDS = ("bị", "dị ứng", "nổi mẩn", "mẩn ngứa", "phù", "khó thở", "hen", "sốc", "ngứa", "phát ban", "mày đay",
                   "mề đay", "bóng nước", "phồng rộp", "đi cấp cứu", "phải cấp cứu", "phản vệ")
+# Signs of an allergic reaction ("bị đau dạ dày" after a medicine is a side effect, not an allergy).
+ALLERGIC_SIGNS = tuple(w for w in REACTION_WORDS if w != "bị")
 # Words after which a condition is what a drug may cause, not what the patient has ("có làm giảm tiểu cầu không").
 CAUSAL_VERBS = frozenset(fold(w) for w in ("làm", "gây", "gây ra", "dẫn", "khiến", "bị không", "làm tăng", "làm giảm"))
 PRONOUN_DRUG_REFERENCES = ("nó", "thuốc này", "thuốc đó", "thuốc trên", "thuốc vừa rồi", "thuốc ấy", "thuốc kia")
@@ -145,6 +147,14 @@ def population_of(text: str, age_years: float | None) -> Population | None:
     if has_phrase(text, ADULT_WORDS):
         return Population.ADULT
     return None
+
+
+_PAST_YEAR_RE = re.compile(r"\b((?:hồi|hoi|năm|nam|vào năm|từ năm|khoảng năm)\s+(?:19[5-9]\d|20[0-4]\d))\b", re.IGNORECASE)
+
+
+def _past_years(text: str) -> tuple[str, ...]:
+    """"Hồi 2020", "năm 2019": a year told as when something happened is a cue of the past, like "hồi trước"."""
+    return tuple(dict.fromkeys(m.group(1) for m in _PAST_YEAR_RE.finditer(text)))
 
 
 def _cue_starts(tokens: list[str], folded: list[str], cues: tuple[str, ...]) -> Iterator[tuple[int, int]]:
@@ -368,7 +378,7 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
     taken |= _listed_after_taken(taken, resolution, text)
     names_at = frozenset([m.start for m in resolution.mentions] + [u.start for u in resolution.unknown])
     allergy_spans = _cue_spans(text, ALLERGY_CUES, names_at, reaction=True)
-    past_spans = _cue_spans(text, PAST_USE_CUES, names_at) + _history_cause_spans(text)
+    past_spans = _cue_spans(text, (*PAST_USE_CUES, *_past_years(text)), names_at) + _history_cause_spans(text)
     reacted = has_phrase(text, REACTION_WORDS)
     in_past = {m.drug_id for m in resolution.mentions if _in_spans(m.start, past_spans) and m.start not in taken}
     in_allergy = {m.drug_id for m in resolution.mentions if _in_spans(m.start, allergy_spans)}
@@ -385,6 +395,9 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
            if _in_spans(p.start, allergy_spans) or (reacted and _in_spans(p.start, past_spans)) for n in p.uncovered]
         + [_allergy_words(text, s) for s in allergy_spans if not _span_has_name(s, resolution)]
         + (sorted(in_past) if reacted else [])
+        # "Hồi trước tôi uống erythromycin bị nổi mẩn ngứa": a medicine not in the book, reacted to in the past
+        + ([u.name for u in resolution.unknown if _in_spans(u.start, past_spans) and u.start not in taken]
+           if has_phrase(text, ALLERGIC_SIGNS) else [])
         # "Hồi bé tiêm penicilin bị mề đay": a class the book names, reacted to in the past.
         + ([_allergen_in(text, s) for s in past_spans] if reacted else [])
     ))

@@ -63,7 +63,8 @@ REVERSE_FILLER = (
 # Chatter removed only as typed with its diacritics: "đây" is not the "day" of "da day" (dạ dày).
 # Filler only as typed with its diacritics: "đang" (now) is not the "dang" of "viem khop dang thap" (dạng).
 FILLER_TYPED_WITH_DIACRITICS = frozenset({"đang"})
-CHATTER_TYPED_WITH_DIACRITICS = frozenset({"đây", "đi", "hoài", "mãi", "nào", "đó", "đỡ", "bớt"})
+# "bạn" (the assistant addressed) is not the "ban" of "phát ban"; "lắm" (very) is not "làm" or "lam".
+CHATTER_TYPED_WITH_DIACRITICS = frozenset({"đây", "đi", "hoài", "mãi", "nào", "đó", "đỡ", "bớt", "bạn", "lắm"})
 # Informal talk around a condition ("mấy hôm nay cứ thấy …", "cho nhanh khỏi", "mọi người ơi"): never
 # part of a condition's name.
 CHATTER = (
@@ -73,6 +74,8 @@ CHATTER = (
     "hiệu quả", "nhanh", "ngay", "luôn", "ra sao", "như thế nào", "lại", "cũng", "cho tôi biết", "biết",
     "kiểu gì ấy", "ấy", "quá", "bằng", "bằng gì", "bằng thuốc gì", "ko", "hok", "hông", "hem",
     "sao sao", "sao ấy", "thế nào ấy", "cho đỡ", "cho bớt",
+    # what the user meant, and how minor it feels, are not part of a condition's name
+    "ý là", "ý tôi là", "ý mình là", "ý em là", "lặt vặt", "linh tinh", "vặt vãnh",
 )
 
 

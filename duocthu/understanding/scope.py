@@ -37,8 +37,17 @@ def has_phrase(text: str, phrases: tuple[str, ...]) -> bool:
     return phrase_set(tuple(phrases)).matches(text)
 
 
+# An English override or a request for the hidden instructions, however it is worded: an override verb before
+# what it overrides ("disregard the rules you were given"), or the system's own text asked for.
+_ENGLISH_OVERRIDE_RE = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass|skip)\b(?:\W+\w+){0,5}?\W+"
+    r"(?:instructions?|rules?|prompts?|guidelines?|guardrails?|restrictions?|directives?)\b"
+    r"|\b(?:system|hidden|initial|original|developer|internal)\s+(?:message|prompt|instructions?|rules)\b",
+    re.IGNORECASE)
+
+
 def looks_like_instruction_attack(text: str) -> bool:
-    return has_phrase(text, INSTRUCTION_ATTACK_PHRASES)
+    return has_phrase(text, INSTRUCTION_ATTACK_PHRASES) or bool(_ENGLISH_OVERRIDE_RE.search(text))
 
 
 def looks_like_code(text: str) -> bool:
