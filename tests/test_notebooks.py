@@ -172,7 +172,7 @@ def test_agent_turn_accuracy(small_runs):
     metrics = small_runs["05_agent_outcomes"].metrics
     assert metrics["turns"] >= 30
     assert metrics["dev_turn_accuracy"] >= 0.9, metrics["failures"]
-    assert {"test_turn_accuracy", "test2_turn_accuracy", "test3_turn_accuracy", "test4_turn_accuracy", "test5_turn_accuracy", "test6_turn_accuracy", "test7_turn_accuracy", "test8_turn_accuracy", "test9_turn_accuracy", "test10_turn_accuracy", "test11_turn_accuracy"} <= set(metrics) and "dev" in metrics["which_drug"]
+    assert {"test_turn_accuracy", "test2_turn_accuracy", "test3_turn_accuracy", "test4_turn_accuracy", "test5_turn_accuracy", "test6_turn_accuracy", "test7_turn_accuracy", "test8_turn_accuracy", "test9_turn_accuracy", "test10_turn_accuracy", "test11_turn_accuracy", "test12_turn_accuracy"} <= set(metrics) and "dev" in metrics["which_drug"]
 
 
 @pytest.mark.notebooks
