@@ -205,3 +205,8 @@ def test_a_drug_found_through_the_book_s_words_is_quoted_with_them(ask):
 def test_a_condition_with_a_cause_the_book_does_not_name_is_not_answered_for_the_condition_alone(ask):
     reply = ask("Thuốc nào chữa viêm gan do uống nước đá?")
     assert reply.reason == "no_indication_evidence"
+
+
+def test_a_medicine_not_named_in_a_table_not_yet_checked_against_the_page_is_verified_not_abstained(ask):
+    reply = ask("Bố tôi uống warfarin, giờ muốn uống thêm cao bạch quả có được không?")
+    assert reply.outcome == "verify_pdf" and "KHÔNG có nghĩa là an toàn" in reply.answer

@@ -289,3 +289,7 @@ def test_an_overdose_asked_with_the_name_between_the_words():
     assert ok and frame.section_key == "qua_lieu_va_xu_tri"
     # "tối qua" (last night) before a name is no "quá liều"
     assert not fires("overdose_question", "Sốt từ tối qua, ibuprofen liều thế nào?")[0]
+
+
+def test_where_to_keep_it_names_the_storage_section():
+    assert named_section("Lọ insulin chưa mở cất trong ngăn mát hay ngăn đá?") == "do_on_dinh_va_bao_quan"

@@ -228,3 +228,23 @@ def test_a_named_own_section_of_a_new_drug_is_asked_even_if_the_model_reads_an_i
 def test_a_strength_after_the_name_is_part_of_the_name(understander):
     frame = understand(understander, "Còn Augmentin 625 thì sao?")
     assert frame.section_key is None and frame.turn_type is TurnType.DRUG_ATTRIBUTE
+
+
+def test_a_synonym_said_with_one_more_word_inside_it():
+    from duocthu.understanding.learned import synonym_with_a_word_inserted
+
+    lexicon = demo_entities().lexicon
+    assert "rung nhĩ" in synonym_with_a_word_inserted("rung tâm nhĩ", lexicon)
+    assert synonym_with_a_word_inserted("rung nhĩ kịch phát tái phát", lexicon) == []
+
+
+def test_unaccented_words_that_may_not_be_about_a_medicine():
+    from duocthu.understanding.learned import refers_to_a_medicine
+
+    assert not refers_to_a_medicine("nho rang xong bao lau thi an duoc")  # "nhổ răng", not "nhỏ"
+    assert refers_to_a_medicine("nhỏ mắt mấy giọt") and refers_to_a_medicine("uong lieu nao")
+
+
+def test_how_it_is_in_the_colloquial_form_asks_what_about_the_drug(understander):
+    frame = understand(understander, "Vậy còn Losartan thì như nào?")
+    assert frame.section_key is None and frame.turn_type is TurnType.DRUG_ATTRIBUTE

@@ -409,8 +409,11 @@ class RagAgent:
         unknown = frame.unknown_drugs
         other = self.resolver.other_drug_terms(unknown)
         found: list[tuple[Hit, str]] = []
+        unchecked: list[Hit] = []  # a table not yet checked against the printed page: absence there proves nothing
         for section in ("chong_chi_dinh", "tuong_tac_thuoc"):
             for hit in self.retrieval.store.find_by_section(drug_id, section):
+                if hit.chunk.needs_visual_check:
+                    unchecked.append(hit)
                 for sentence in _sentences_of(hit):
                     tokens = folded_words(sentence)
                     if any(find_phrase(tokens, folded_words(term)) >= 0 for term in other):
@@ -419,6 +422,17 @@ class RagAgent:
         missing = ", ".join(f"«{u}»" for u in unknown)
         notices = [f"{missing} không có trong Dược thư (bản demo); duocthu chỉ tìm tên này trong các mục Tương tác "
                    f"thuốc và Chống chỉ định của {name}."]
+        if not found and unchecked:
+            citations = Citations()
+            for hit in unchecked:
+                citations.number(hit)
+            lines = safety_block(screen, self._display, citations, frame.drugs)
+            body = [f"Không thấy {missing} trong phần chữ của mục Tương tác thuốc và Chống chỉ định của {name}, nhưng "
+                    "mục này có bảng chưa được đối chiếu với bản in: chưa thể kết luận trước khi kiểm tra trang PDF "
+                    "được dẫn. Điều này KHÔNG có nghĩa là an toàn khi phối hợp. Hãy hỏi dược sĩ hoặc bác sĩ."]
+            answer = assemble(notices, lines, None, body, citations, Outcome.VERIFY_PDF)
+            return TurnResult(Outcome.VERIFY_PDF.value, "visual_verification_required", answer, tuple(citations.hits),
+                              route="interaction_name", safety=screen.findings, notices=tuple(notices))
         if not found:
             answer = (
                 f"Không thấy {missing} được nhắc đến trong mục Tương tác thuốc và Chống chỉ định của {name} trong "

@@ -63,7 +63,7 @@ QUANTITY_WORDS = ("bao nhiêu viên", "mấy viên", "mấy ml", "mấy gói", "
                   "bao nhiêu mg", "mấy mg", "mấy thìa", "bao nhiêu ml", "mấy giọt", "mấy nhát", "bao nhiêu gói")
 OVERDOSE_QUESTION = ("quá liều", "uống quá nhiều", "dùng quá nhiều", "uống nhiều quá", "uống quá tay", "ngộ độc",
                      "uống nhầm", "lỡ uống nhiều", "uống gấp đôi", "uống dư", "quá tay")
-VAGUE_ABOUT_DRUG = ("thì sao", "thế nào", "như thế nào", "ra sao", "hỏi về", "cho hỏi về", "muốn hỏi về",
+VAGUE_ABOUT_DRUG = ("thì sao", "thế nào", "như thế nào", "như nào", "ra sao", "hỏi về", "cho hỏi về", "muốn hỏi về",
                     "hỏi chút về", "hỏi thăm về", "thắc mắc về", "thế thì sao", "có gì", "sao", "ok không",
                     "tìm hiểu về", "muốn biết về", "biết thêm về")
 
@@ -105,7 +105,8 @@ SECTION_NAMES: dict[str, tuple[str, ...]] = {
     "tuong_tac_thuoc": ("tương tác thuốc", "tương tác", "kỵ với", "kị với", "kỵ thuốc", "kị thuốc"),
     "tuong_ky": ("tương kỵ", "tương kị", "trộn chung", "pha chung", "truyền chung", "pha cùng", "trộn lẫn",
                  "chung bơm tiêm", "chung dây truyền"),
-    "do_on_dinh_va_bao_quan": ("bảo quản", "độ ổn định", "cất giữ", "cất thuốc", "sau khi mở", "đã mở nắp", "mở nắp",
+    "do_on_dinh_va_bao_quan": ("bảo quản", "độ ổn định", "cất giữ", "cất thuốc", "cất ở", "cất trong", "tủ lạnh",
+                               "ngăn đá", "ngăn mát", "tủ đá", "sau khi mở", "đã mở nắp", "mở nắp",
                                "khi đã mở", "giữ được mấy ngày", "để được mấy ngày", "để được bao lâu",
                                "giữ được bao lâu", "đã mở", "mở ra rồi", "mở hộp rồi", "mở lọ", "mở chai",
                                "bóc khỏi vỉ", "bóc vỉ", "đã bẻ", "bẻ đôi rồi", "sau khi pha", "pha rồi", "hạn dùng"),

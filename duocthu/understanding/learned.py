@@ -293,7 +293,8 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
     if latin and latin != condition and organism_context:
         bare.append(latin)  # "nam Candida am dao": the organism, whatever the user wrote around it
     within = [*book_indication_within(condition, lexicon), *(book_indication_within(headless, lexicon) if headless
-                                                             else [])]  # "mụn trứng cá viêm" → "trứng cá"
+                                                             else []),  # "mụn trứng cá viêm" → "trứng cá"
+              *synonym_with_a_word_inserted(condition, lexicon)]
     return list(dict.fromkeys([*alternatives[:12], *within, *causes, *bare, *narrower]))
 
 
@@ -408,6 +409,20 @@ BOOK_PHRASE_MIN_COVERAGE = 0.6
 _SEVERITY_WORDS = frozenset({"nang", "nhe", "vua", "rat", "lam", "qua"})
 
 
+def synonym_with_a_word_inserted(condition: str, lexicon: ConditionLexicon) -> list[str]:
+    """"rung tâm nhĩ" → "rung nhĩ": a name of the synonym table said with one more word inside it (the user's
+    "tâm" of "tâm nhĩ"), and that condition's other names."""
+    typed = folded_words(condition)
+    for entry in lexicon.conditions:
+        if entry.from_corpus:
+            continue
+        for form in entry.folded_forms:
+            if len(form) >= 2 and len(typed) == len(form) + 1 and form[0] == typed[0] and form[-1] == typed[-1] \
+                    and _in_order_with_one_gap(form, typed):
+                return list(dict.fromkeys([entry.label, *entry.forms]))
+    return []
+
+
 def book_indication_within(condition: str, lexicon: ConditionLexicon) -> list[str]:
     """Indication phrases of the book whose words the user's condition contains, in order, from its
     first word, with at most one extra word between ("run tay vô căn" → "run vô căn"; "trứng cá viêm"
@@ -472,7 +487,7 @@ def _drug_question_without_drug(ev: TurnEvidence, frame: QueryFrame, turn_type: 
     if set(frame.cues) & {"attack", "greeting", "about_assistant", "reverse_lookup"} or has_phrase(ev.text, REVERSE_CUES):
         return False
     if turn_type in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE):
-        return bool(named_section(ev.text)) or has_phrase(ev.text, DRUG_REFERENCE_WORDS)
+        return bool(named_section(ev.text)) or refers_to_a_medicine(ev.text)
     return bool(named_section(ev.text)) and not ev.conditions
 
 
@@ -520,8 +535,15 @@ def _asks_what_the_drug_is(ev: TurnEvidence) -> bool:
 
 
 # Words that show a turn is about a medicine even when it names none ("thuốc này", "uống mấy viên").
-DRUG_REFERENCE_WORDS = ("thuốc", "viên", "liều", "uống", "dùng", "tiêm", "xịt", "siro", "kháng sinh", "vắc xin",
-                        "bôi", "nhỏ", "ngậm", "đặt", "truyền", "nó", "toa", "đơn thuốc")
+DRUG_REFERENCE_WORDS = ("thuốc", "liều", "uống", "tiêm", "xịt", "siro", "kháng sinh", "vắc xin", "truyền", "đơn thuốc")
+# Counted only as typed with their diacritics: unaccented, "nho" may be "nhổ" (a tooth), "dung" "đúng", "no" "no"
+# (full), "vien" "viện" (hospital), "dat" "đất".
+DRUG_REFERENCE_WORDS_WITH_DIACRITICS = frozenset({"viên", "dùng", "bôi", "nhỏ", "ngậm", "đặt", "nó", "toa"})
+
+
+def refers_to_a_medicine(text: str) -> bool:
+    return has_phrase(text, DRUG_REFERENCE_WORDS) or any(
+        w.lower() in DRUG_REFERENCE_WORDS_WITH_DIACRITICS for w in words(text))
 
 
 # A drink is not a medicine: "mỗi khi uống cà phê" does not ask about a drug.
@@ -533,7 +555,7 @@ def _asks_no_drug_at_all(ev: TurnEvidence, frame: QueryFrame) -> bool:
     return (frame.turn_type in DRUG_TURN_TYPES and not frame.drugs and not frame.unknown_drugs
             and not frame.ambiguous_names and not frame.products
             and named_section(ev.text) in (None, "thoi_ky_mang_thai", "thoi_ky_cho_con_bu")
-            and not has_phrase(_DRINKING_RE.sub(" ", ev.text), DRUG_REFERENCE_WORDS)
+            and not refers_to_a_medicine(_DRINKING_RE.sub(" ", ev.text))
             and not set(frame.cues) - {"section_named"})
 
 

@@ -11,8 +11,9 @@ from duocthu.text import folded_words, phrase_set
 from duocthu.understanding.drugs import is_vietnamese_syllable
 
 INSTRUCTION_ATTACK_PHRASES = (
-    "bỏ qua hướng dẫn", "bỏ qua mọi hướng dẫn", "bỏ qua các hướng dẫn", "bỏ qua tất cả", "quên hướng dẫn",
-    "bỏ qua chỉ dẫn", "quên chỉ dẫn", "quên hết các chỉ dẫn", "quên mọi chỉ dẫn", "chỉ dẫn trước đó",
+    # not "quên hướng dẫn": a patient forgets what the doctor said ("Tôi quên hướng dẫn bác sĩ dặn")
+    "bỏ qua hướng dẫn", "bỏ qua mọi hướng dẫn", "bỏ qua các hướng dẫn", "bỏ qua tất cả",
+    "bỏ qua chỉ dẫn", "quên hết các chỉ dẫn", "quên mọi chỉ dẫn", "chỉ dẫn trước đó",
     "hướng dẫn trước đó", "prompt hệ thống", "lệnh hệ thống", "câu lệnh hệ thống",
     "ignore previous instructions", "ignore all previous", "ignore the above", "ignore your instructions",
     "disregard previous", "system prompt", "lời nhắc hệ thống", "bạn bây giờ là", "you are now",
@@ -46,8 +47,18 @@ _ENGLISH_OVERRIDE_RE = re.compile(
     re.IGNORECASE)
 
 
+# The same in Vietnamese, kept to the rules the assistant was given ("quy tắc", "luật", "nguyên tắc"; not
+# "hướng dẫn", which patients forget about their medicines) and to a new role given to it ("giờ bạn là …").
+_VIETNAMESE_OVERRIDE_RE = re.compile(
+    r"\b(?:quên|bỏ qua|phớt lờ|lờ đi|bỏ|gạt bỏ|vượt qua)(?:\s+(?:hết|mọi|tất cả|các|những|mấy|cái|toàn bộ|đi)){0,3}\s+"
+    r"(?:quy tắc|luật lệ|luật|nguyên tắc|giới hạn|ràng buộc)\b"
+    r"|\b(?:từ giờ|từ bây giờ|giờ|bây giờ)\s+(?:bạn|mày)\s+(?:là|đóng vai|hãy là|hãy đóng vai)\s+(?!ai\b|gì\b)",
+    re.IGNORECASE)
+
+
 def looks_like_instruction_attack(text: str) -> bool:
-    return has_phrase(text, INSTRUCTION_ATTACK_PHRASES) or bool(_ENGLISH_OVERRIDE_RE.search(text))
+    return has_phrase(text, INSTRUCTION_ATTACK_PHRASES) or bool(_ENGLISH_OVERRIDE_RE.search(text)) \
+        or bool(_VIETNAMESE_OVERRIDE_RE.search(text))
 
 
 def looks_like_code(text: str) -> bool:
