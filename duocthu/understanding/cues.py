@@ -120,6 +120,10 @@ _NAMES_LONGEST_FIRST = sorted(
 )
 
 
+# How to handle what happened: beside a named side effect, the question is the ADR-handling section.
+HANDLING_WORDS = ("xử lý", "xử trí", "khắc phục", "phải làm gì", "thì làm gì", "cần làm gì", "làm gì bây giờ")
+
+
 def named_section(text: str) -> str | None:
     """The section the turn names by one of its names, longest name first, or None."""
     if "dạng" in text.lower() and has_phrase(text, _FORM_VERB_NAMES) and not _asks_other_section(
@@ -135,10 +139,6 @@ def named_section(text: str) -> str | None:
                 return "huong_dan_xu_tri_adr"  # the side effects named, and what to do about them asked
             return key
     return None
-
-
-# How to handle what happened: beside a named side effect, the question is the ADR-handling section.
-HANDLING_WORDS = ("xử lý", "xử trí", "khắc phục", "phải làm gì", "thì làm gì", "cần làm gì", "làm gì bây giờ")
 
 
 def _asks_other_section(text: str, key: str) -> bool:

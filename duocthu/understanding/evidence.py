@@ -15,7 +15,7 @@ from duocthu.text import content_words, fold, words
 from duocthu.understanding.conditions import ConditionMention
 from duocthu.understanding.drugs import Resolution
 from duocthu.understanding.intent import IntentPrediction
-from duocthu.understanding.patient import TurnFacts
+from duocthu.understanding.patient import USE_VERBS, TurnFacts
 from duocthu.understanding.signals import emergency_sign_spans
 
 # Words that carry no attribute of their own in a drug question ("cho tôi hỏi về ibuprofen với").
@@ -29,7 +29,6 @@ SCAFFOLDING = (
 )
 
 
-_USE_VERBS = frozenset({"uong", "dung", "tiem", "xai", "bom", "nhai", "ngam"})
 _STRENGTH_UNITS = frozenset({"mg", "g", "mcg", "µg", "ml", "iu", "ui", "đv"})
 _STRENGTH_RE = re.compile(r"\d+(?:[.,]\d+)?(?:mg|g|mcg|µg|ml|iu|ui)?")
 
@@ -47,7 +46,7 @@ class TurnEvidence:
         """The turn with each name taken out after the verb that takes it: "uống paracetamol nhiều quá" → "uống
         nhiều quá" (a name after anything else stays: "sốt từ tối qua, paracetamol liều" has no "quá liều")."""
         raw = words(self.text)
-        named = {i for start, end in self._name_spans() if start > 0 and fold(raw[start - 1]) in _USE_VERBS
+        named = {i for start, end in self._name_spans() if start > 0 and fold(raw[start - 1]) in USE_VERBS
                  for i in range(start, min(len(raw), end))}
         return " ".join(w for i, w in enumerate(raw) if i not in named)
 

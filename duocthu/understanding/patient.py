@@ -260,7 +260,8 @@ def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None
 
 _HISTORY_WORDS = ("tiền sử", "bệnh sử")
 _CAUSE_OF_HISTORY = (("khi",), ("sau", "khi"), ("do",), ("vi",), ("sau",))
-_USE_VERBS = frozenset(fold(w) for w in ("uống", "dùng", "tiêm", "xài"))
+# How a medicine is taken, folded (the verb before its name: "uống paracetamol", "tiêm insulin").
+USE_VERBS = frozenset(fold(w) for w in ("uống", "dùng", "tiêm", "xài", "bơm", "nhai", "ngậm"))
 
 
 def _history_cause_spans(text: str) -> list[tuple[int, int]]:
@@ -277,7 +278,7 @@ def _history_cause_spans(text: str) -> list[tuple[int, int]]:
                 break
             for trigger in _CAUSE_OF_HISTORY:
                 after = i + len(trigger)
-                if tuple(folded[i:after]) == trigger and after < len(tokens) and folded[after] in _USE_VERBS:
+                if tuple(folded[i:after]) == trigger and after < len(tokens) and folded[after] in USE_VERBS:
                     end = after + 1
                     while end < min(after + 4, len(tokens)) and clauses[end] == clause:
                         end += 1
