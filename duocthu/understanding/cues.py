@@ -22,9 +22,8 @@ from duocthu.understanding.signals import is_emergency, is_overdose_taken, is_se
 ABOUT_ASSISTANT = ("bạn là ai", "bạn là gì", "bạn là chatbot", "bạn là bot", "bạn là người", "bạn làm được gì",
                    "bạn giúp được gì", "bạn có thể làm gì", "ai tạo ra bạn", "bạn tên gì", "em là ai", "bot gì",
                    "chatbot gì", "trợ lý gì", "duocthu là gì",
-                   # where the answers come from
-                   "bạn lấy thông tin", "lấy thông tin từ đâu", "thông tin từ nguồn nào", "bạn dựa vào đâu",
-                   "nguồn của bạn")
+                   # where the answers come from (any source asked of them: asks_about_assistant)
+                   "bạn lấy thông tin", "nguồn của bạn")
 # Where the answers come from: a source asked ("từ nguồn nào") of the answers or of the assistant.
 SOURCE_ASKED = ("nguồn nào", "nguồn gì", "từ đâu", "ở đâu ra", "dựa vào đâu", "dựa trên đâu", "căn cứ vào đâu",
                 "căn cứ nào", "tài liệu nào", "sách nào", "nguồn tham khảo")
@@ -472,7 +471,7 @@ CUE_TABLE: tuple[Cue, ...] = (
         "section Quá liều và xử trí (never the dosing section)", '"quá liều" contains "liều"',
         lambda ev, f: bool(f.drugs) and f.turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DOSING_CALC,
                                                         TurnType.DRUG_OVERVIEW)
-        and (has_phrase(ev.text, OVERDOSE_QUESTION) or has_phrase(ev.text_without_names, OVERDOSE_QUESTION))
+        and has_phrase(ev.text_without_names, OVERDOSE_QUESTION)
         and not _toxicity_of_a_combination(ev, f),
         lambda ev, f: _update(f, "overdose_question", turn_type=TurnType.DRUG_ATTRIBUTE,
                               section_key="qua_lieu_va_xu_tri")),

@@ -69,7 +69,9 @@ _NOT_DRUGS = frozenset([
     "prolactin", "serotonin", "dopamin", "histamin",
 ])
 _DRUG_CONTEXT_BEFORE = frozenset(["thuoc", "vien", "uong", "dung", "siro", "tiem", "xit", "boi", "nho", "ngam", "nhet", "dat"])
-_DOSE_AFTER_RE = re.compile(r"^\d+(?:[.,]\d+)?(?:mg|g|ml|mcg|iu)?$")
+# A strength after a name ("Klacid 500", "500mg"): it marks the word before as a medicine, and belongs to its name.
+STRENGTH_RE = re.compile(r"^\d+(?:[.,]\d+)?(?:mg|g|ml|mcg|iu|ui)?$")
+STRENGTH_UNITS = frozenset({"mg", "g", "ml", "mcg", "iu", "ui"})
 TIGHT_EDITS_SHORT = 1  # words of 5–7 letters
 TIGHT_EDITS_LONG = 2  # words of 8+ letters
 LOOSE_EXTRA_EDITS = 1  # a near miss within one more edit is offered, not resolved
@@ -452,7 +454,7 @@ class DrugResolver:
     def _in_drug_context(self, tokens: Sequence[str], i: int) -> bool:
         before = tokens[i - 1] if i > 0 else ""
         after = tokens[i + 1] if i + 1 < len(tokens) else ""
-        return before in _DRUG_CONTEXT_BEFORE or bool(_DOSE_AFTER_RE.match(after))
+        return before in _DRUG_CONTEXT_BEFORE or bool(STRENGTH_RE.match(after))
 
 
 def _dedupe_unknown(unknown: list[UnknownName]) -> list[UnknownName]:

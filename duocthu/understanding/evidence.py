@@ -7,13 +7,12 @@ it is computed once per turn.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cached_property
 
 from duocthu.text import content_words, fold, words
 from duocthu.understanding.conditions import ConditionMention
-from duocthu.understanding.drugs import Resolution
+from duocthu.understanding.drugs import STRENGTH_RE, STRENGTH_UNITS, Resolution
 from duocthu.understanding.intent import IntentPrediction
 from duocthu.understanding.patient import USE_VERBS, TurnFacts
 from duocthu.understanding.signals import emergency_sign_spans
@@ -29,8 +28,6 @@ SCAFFOLDING = (
 )
 
 
-_STRENGTH_UNITS = frozenset({"mg", "g", "mcg", "µg", "ml", "iu", "ui", "đv"})
-_STRENGTH_RE = re.compile(r"\d+(?:[.,]\d+)?(?:mg|g|mcg|µg|ml|iu|ui)?")
 
 
 @dataclass(frozen=True)
@@ -63,9 +60,9 @@ class TurnEvidence:
             for i in range(max(0, start), min(len(raw), end)):
                 drop[i] = True
             # "Klacid 500", "Glucophage 850 mg": the strength is part of how the product is named
-            if end < len(raw) and _STRENGTH_RE.fullmatch(raw[end].lower()):
+            if end < len(raw) and STRENGTH_RE.match(raw[end].lower()):
                 drop[end] = True
-                if end + 1 < len(raw) and raw[end + 1].lower() in _STRENGTH_UNITS:
+                if end + 1 < len(raw) and raw[end + 1].lower() in STRENGTH_UNITS:
                     drop[end + 1] = True
         folded = [fold(w) for w in raw]
         for phrase in SCAFFOLDING:

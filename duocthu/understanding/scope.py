@@ -15,8 +15,8 @@ INSTRUCTION_ATTACK_PHRASES = (
     "bỏ qua hướng dẫn", "bỏ qua mọi hướng dẫn", "bỏ qua các hướng dẫn", "bỏ qua tất cả",
     "bỏ qua chỉ dẫn", "quên hết các chỉ dẫn", "quên mọi chỉ dẫn", "chỉ dẫn trước đó",
     "hướng dẫn trước đó", "prompt hệ thống", "lệnh hệ thống", "câu lệnh hệ thống",
-    "ignore previous instructions", "ignore all previous", "ignore the above", "ignore your instructions",
-    "disregard previous", "system prompt", "lời nhắc hệ thống", "bạn bây giờ là", "you are now",
+    # English overrides "ignore … instructions", "system prompt" are read by _ENGLISH_OVERRIDE_RE below
+    "ignore all previous", "ignore the above", "disregard previous", "lời nhắc hệ thống", "bạn bây giờ là", "you are now",
     "tiết lộ prompt", "tiết lộ api key", "api key", "mật khẩu", "password", "jailbreak", "developer mode",
     "chế độ nhà phát triển", "đóng vai", "act as", "pretend to be", "in ra prompt", "show your prompt",
     "xem prompt", "reveal your", "secret key", "aws secret", "biến môi trường", "environment variable",
