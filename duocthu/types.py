@@ -191,11 +191,14 @@ class EvidencePack:
 
 @dataclass(frozen=True)
 class RetrievalResult:
+    """What one retrieval route found. It decides nothing: the caller decides once, on its final pool
+    (``duocthu.retrieval.decision.decide``); ``abstain_reason`` says why a route found nothing at all."""
+
     route: str
     pack: EvidencePack
-    decision: Decision
     steps: tuple[str, ...] = ()
     failures: tuple[str, ...] = ()
+    abstain_reason: str | None = None
 
     @property
     def hits(self) -> tuple[Hit, ...]:

@@ -26,7 +26,7 @@ from duocthu.providers.llm import ScriptedLlm
 from duocthu.runtime import understanding_parts
 from duocthu.trace import TraceWriter
 from duocthu.understanding import get_understander
-from duocthu.understanding.frame import Population, QueryFrame, TurnType
+from duocthu.understanding.frame import Population, QueryFrame, TurnType, TurnWording
 from duocthu.understanding.learned import EntityReader
 from duocthu.understanding.llm import LlmQueryUnderstander
 
@@ -187,8 +187,8 @@ def test_reverse_lookup_with_patient_context_runs_stage_two(fixture_retrieval, p
 
 def test_synthesized_queries():
     frame = QueryFrame(turn_type=TurnType.DOSING_CALC, drugs=["x"], population=Population.PEDIATRIC,
-                       age_text="5 tuổi", weight_kg=18, route="uống")
-    assert synthesize_query("Uống", frame) == "Uống. Đối tượng: trẻ em. Tuổi: 5 tuổi. Cân nặng: 18 kg. Đường dùng: uống."
+                       age_text="5 tuổi", weight_kg=18, route="uống", wording=TurnWording(text="Uống"))
+    assert synthesize_query(frame) == "Uống. Đối tượng: trẻ em. Tuổi: 5 tuổi. Cân nặng: 18 kg. Đường dùng: uống."
     assert "18" not in patient_generation_query("tăng huyết áp")
 
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from duocthu.providers.rerank import RerankOutcome
-from duocthu.retrieval.decision import decide
+from duocthu.retrieval.decision import decide, decide_result
 from duocthu.retrieval.packing import pack_evidence
 from duocthu.retrieval.policy import EvidencePolicy
 from duocthu.retrieval.safety import (
@@ -22,8 +22,8 @@ def test_section_route_is_exact_and_whole(fixture_retrieval):
     result = fixture_retrieval.retrieve_framed("thuoc_b", "tuong_tac_thuoc", "thuốc B dùng chung lithi")
     assert result.route == "section"
     assert [h.chunk.part_index for h in result.hits] == [0, 1, 2]
-    assert result.decision.outcome is Outcome.VERIFY_PDF  # quarantined table in that section
-    assert result.decision.reason == "visual_verification_required"
+    assert decide_result(result).outcome is Outcome.VERIFY_PDF  # quarantined table in that section
+    assert decide_result(result).reason == "visual_verification_required"
 
 
 def test_pooling_recovers_the_contraindication_only_answer(fixture_retrieval):
@@ -59,7 +59,7 @@ def test_overview_keeps_only_intro_sections(fixture_retrieval):
 
 def test_missing_drug_abstains(fixture_retrieval):
     result = fixture_retrieval.retrieve_framed("khong_co", None, "x")
-    assert (result.decision.outcome, result.decision.reason) == (Outcome.ABSTAIN, "insufficient_retrieval_score")
+    assert (decide_result(result).outcome, decide_result(result).reason) == (Outcome.ABSTAIN, "insufficient_retrieval_score")
 
 
 def test_reverse_lookup_keyword_first_then_dense(fixture_retrieval):

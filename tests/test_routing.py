@@ -5,13 +5,27 @@ from __future__ import annotations
 import pytest
 
 from duocthu.agent.routing import ROUTING_TABLE, Action, route
-from duocthu.understanding.frame import ConditionRelation, Population, QueryFrame, TurnType
+from duocthu.understanding.frame import (
+    ConditionRelation,
+    Population,
+    QueryFrame,
+    TurnType,
+    TurnWording,
+)
 from duocthu.understanding.scope import looks_non_human
+from duocthu.understanding.signals import asks_a_quantity
 
 
 def frame(**kwargs) -> QueryFrame:
     kwargs.setdefault("turn_type", TurnType.DRUG_ATTRIBUTE)
     return QueryFrame(**kwargs)
+
+
+def worded(query_frame: QueryFrame, turn: str) -> QueryFrame:
+    """The frame with what understanding reads off the turn's words for routing (rows 1 and 17)."""
+    wording = TurnWording(text=turn, non_human=looks_non_human(turn, frozenset({"paracetamol", "ibuprofen"})),
+                          asks_quantity=asks_a_quantity(turn))
+    return query_frame.model_copy(update={"wording": wording})
 
 
 DOSING = dict(turn_type=TurnType.DOSING_CALC, drugs=["paracetamol"], section_key="lieu_luong_va_cach_dung")
@@ -49,7 +63,7 @@ ROWS = [
 
 @pytest.mark.parametrize("rule, turn, query_frame, action, reason", ROWS, ids=[f"row{r[0]}-{r[4]}" for r in ROWS])
 def test_each_row(rule, turn, query_frame, action, reason):
-    decision = route(turn, query_frame, frozenset({"paracetamol", "ibuprofen"}))
+    decision = route(worded(query_frame, turn))
     assert (decision.rule, decision.action, decision.reason) == (rule, action, reason)
 
 
@@ -65,12 +79,12 @@ def test_table_is_complete_and_ordered():
 
 
 def test_adult_dosing_with_population_goes_to_single_drug():
-    decision = route("liều cho người lớn", frame(**DOSING, population=Population.ADULT))
+    decision = route(worded(frame(**DOSING, population=Population.ADULT), "liều cho người lớn"))
     assert decision.rule == 16
 
 
 def test_section_overview_is_not_gated():
-    decision = route("toàn bộ liều", frame(**DOSING, wants_section_overview=True))
+    decision = route(worded(frame(**DOSING, wants_section_overview=True), "toàn bộ liều"))
     assert decision.rule == 16
 
 
@@ -135,7 +149,7 @@ NEW_ROWS = [
                          ids=[f"row{r[0]}-{r[5]}" for r in NEW_ROWS])
 def test_each_new_row(rule, turn, query_frame, contraindicated, action, reason):
     screen = _screen_with_contraindication(contraindicated) if contraindicated else None
-    decision = route(turn, query_frame, frozenset({"paracetamol", "ibuprofen"}), screen)
+    decision = route(worded(query_frame, turn), screen)
     assert (decision.rule, decision.action, decision.reason) == (rule, action, reason)
 
 
@@ -143,12 +157,12 @@ def test_a_named_section_is_answered_even_when_contraindicated():
     """Row 22 answers "can I use it / the dose"; a section the user names is answered (safety first)."""
     query_frame = frame(drugs=["tramadol"], section_key="tac_dung_khong_mong_muon", cues=["section_named"],
                         population=Population.PEDIATRIC, age_text="6 tuổi", age_years=6)
-    decision = route("tác dụng phụ của tramadol", query_frame, frozenset(), _screen_with_contraindication("tramadol"))
+    decision = route(worded(query_frame, "tác dụng phụ của tramadol"), _screen_with_contraindication("tramadol"))
     assert decision.rule == 16
 
 
 def test_a_quantity_asked_in_a_conversation_at_risk_is_a_crisis_even_without_a_drug():
     from duocthu.understanding.frame import PatientFacts, QueryFrame, TurnType
     at_risk = QueryFrame(turn_type=TurnType.MEDICAL_QUESTION, patient=PatientFacts(crisis=True))
-    decision = route("Thế bình thường tiêm bao nhiêu đơn vị?", at_risk)
+    decision = route(worded(at_risk, "Thế bình thường tiêm bao nhiêu đơn vị?"))
     assert (decision.rule, decision.reason) == (17, "crisis")

@@ -45,16 +45,15 @@ from duocthu.retrieval.safety import (
 )
 from duocthu.retrieval.service import IndicationResult, RetrievalService
 from duocthu.sections import SECTION_TITLES
-from duocthu.text import content_words, find_phrase, fold, folded_words, typed_with_accents
+from duocthu.text import find_phrase, fold, folded_words
 from duocthu.trace import TraceWriter
 from duocthu.types import Hit, Outcome
 from duocthu.understanding.base import QueryUnderstander
-from duocthu.understanding.conditions import ConditionLexicon, ConditionMention
+from duocthu.understanding.conditions import ConditionLexicon
 from duocthu.understanding.drugs import DrugResolver
-from duocthu.understanding.frame import Population, QueryFrame, TurnType
-from duocthu.understanding.patient import ORGAN_IMPAIRMENT_WORDS
+from duocthu.understanding.frame import ConditionRef, Population, QueryFrame, TurnType, TurnWording
 from duocthu.understanding.profile import patient_profile
-from duocthu.understanding.scope import has_phrase
+from duocthu.understanding.wording import WordingReader
 
 log = logging.getLogger(__name__)
 
@@ -91,10 +90,7 @@ class RagAgent:
         self._all_drug_names = {d: tuple(resolver.names_of(d)) for d in resolver.catalogue}
         self._screen_names: dict[str, Sequence[str]] | None = None
         self._display = {d: resolver.display_name(d) for d in resolver.catalogue}
-        self._known_tokens = frozenset(
-            t for entry in resolver.catalogue.values()
-            for name in (entry.display_name, *entry.aliases) for t in folded_words(name)
-        )
+        self.wording = WordingReader(resolver, self.lexicon)
 
     # -- the turn ------------------------------------------------------------------------------
     def handle(self, turn: object, conversation_id: str | None = None, policy: EvidencePolicy | None = None):  # noqa: ANN201
@@ -107,20 +103,21 @@ class RagAgent:
         history = [line.text for line in lines]
         prior = _frame_from_state(state)
         frame = self.understander.understand(text, history, record.budget, prior)
+        frame = self.wording.read(frame, text, [line.text for line in lines if line.role == "user"])
         record.frame = frame
-        screen = self.screen(frame, [*(line.text for line in lines if line.role == "user"), text])
-        decision = route(text, frame, self._known_tokens, screen)
+        screen = self.screen(frame)
+        decision = route(frame, screen)
         record.decision = decision
-        result = self._execute(text, frame, decision, screen, record.budget, policy)
+        result = self._execute(frame, decision, screen, record.budget, policy)
         result, streak = self._circuit_breaker(result, state.clarify_streak)
         if result.reason == "clarify_loop_exhausted":
             record.decision = RouteDecision(decision.rule, Action.ABSTAIN, "clarify_loop_exhausted")
         record.memory = self._remember(record.conversation_id, text, result, frame, state, streak, record.memory)
         return result
 
-    def screen(self, frame: QueryFrame, stated: Sequence[str] = ()) -> SafetyScreen:
+    def screen(self, frame: QueryFrame) -> SafetyScreen:
         """The safety screen of the frame's drugs against the conversation's patient facts and what the
-        user wrote (``stated``: the conversation's user turns)."""
+        user wrote (the conversation's user turns, ``frame.wording.stated``)."""
         asked = [d for d in frame.drugs if d not in frame.patient.current_medications]
         drugs = asked or frame.drugs
         if frame.turn_type is TurnType.INTERACTION:
@@ -128,11 +125,7 @@ class RagAgent:
             drugs = [*asked, *(d for d in frame.drugs if d not in asked)]
         profile = patient_profile(frame, self.lexicon, self.resolver)
         return screen_patient(self.retrieval.store, drugs[:MAX_DRUGS_PER_TURN], profile, self._names_for_screen(),
-                              stated)
-
-    def _topic_words(self, text: str, frame: QueryFrame) -> frozenset[str]:
-        drug_words = {w for d in frame.drugs for name in self._all_drug_names.get(d, ()) for w in folded_words(name)}
-        return _topic_words_of(text, drug_words)
+                              frame.wording.stated)
 
     def _names_for_screen(self) -> dict[str, Sequence[str]]:
         if self._screen_names is None:  # built once: names and classes of every drug of the book
@@ -179,7 +172,7 @@ class RagAgent:
 
     # -- outcomes ------------------------------------------------------------------------------
     def _execute(
-        self, text: str, frame: QueryFrame, decision: RouteDecision, screen: SafetyScreen, budget: RequestBudget,
+        self, frame: QueryFrame, decision: RouteDecision, screen: SafetyScreen, budget: RequestBudget,
         policy: EvidencePolicy,
     ) -> TurnResult:
         action = decision.action
@@ -220,14 +213,14 @@ class RagAgent:
         if action is Action.SMALLTALK:
             return TurnResult("answerable", "smalltalk", msg.SMALLTALK_REPLY)
         if action is Action.INTERACTION:
-            return self._interaction(text, frame, screen, budget, policy)
+            return self._interaction(frame, screen, budget, policy)
         if action is Action.INTERACTION_WITH_UNKNOWN:
             return self._interaction_with_unknown(frame, screen)
         if action is Action.CONDITION_TO_DRUG:
-            return self._condition_to_drug(text, frame, budget, policy)
+            return self._condition_to_drug(frame, budget, policy)
         if action is Action.CONTRAINDICATED:
             return self._contraindicated(frame, screen)
-        return self._single_drug(text, frame, screen, budget, policy, overdose=action is Action.OVERDOSE)
+        return self._single_drug(frame, screen, budget, policy, overdose=action is Action.OVERDOSE)
 
     def _notices(self, frame: QueryFrame) -> list[str]:
         """What the answer says before its quotes: how names were read, what is not in the book."""
@@ -249,10 +242,10 @@ class RagAgent:
         return notices
 
     def _single_drug(
-        self, text: str, frame: QueryFrame, screen: SafetyScreen, budget: RequestBudget, policy: EvidencePolicy,
+        self, frame: QueryFrame, screen: SafetyScreen, budget: RequestBudget, policy: EvidencePolicy,
         overdose: bool = False,
     ) -> TurnResult:
-        query = synthesize_query(text, frame)
+        query = synthesize_query(frame)
         section = "qua_lieu_va_xu_tri" if overdose else frame.section_key
         hits: list[Hit] = []
         omitted: list[str] = []
@@ -268,7 +261,7 @@ class RagAgent:
             route_name = result.route
             steps += [f"[{drug_id}] {s}" for s in result.steps]
             failures += list(result.failures)
-            if result.decision.outcome is not Outcome.ABSTAIN:
+            if result.hits:
                 kept = list(result.hits)
                 if screen.contraindicated(drug_id):
                     # No dose lines for a patient the book contraindicates the drug for.
@@ -297,7 +290,7 @@ class RagAgent:
         if overdose or section == "qua_lieu_va_xu_tri":
             notices.insert(0, msg.OVERDOSE_FIRST_LINE)
         unit = frame.asks_number
-        if unit and not _states_unit_any(hits, unit, self._topic_words(text, frame), _impairments_named(text)) \
+        if unit and not _states_unit_any(hits, unit, frame.wording) \
                 and decision.outcome is not Outcome.VERIFY_PDF:
             reason = "number_not_stated"
             notices.append(_number_not_stated_notice(unit, hits))
@@ -344,16 +337,16 @@ class RagAgent:
                           quotes_checked=True)
 
     def _interaction(
-        self, text: str, frame: QueryFrame, screen: SafetyScreen, budget: RequestBudget, policy: EvidencePolicy,
+        self, frame: QueryFrame, screen: SafetyScreen, budget: RequestBudget, policy: EvidencePolicy,
     ) -> TurnResult:
-        query = synthesize_query(text, frame)
+        query = synthesize_query(frame)
         pool: list[Hit] = []
         steps: list[str] = []
         for drug_id in frame.drugs:
             others = [name for other in frame.drugs if other != drug_id for name in self._names_and_classes(other)]
             result = self.retrieval.retrieve_framed(drug_id, "tuong_tac_thuoc", query, policy=policy)
             steps += [f"[{drug_id}] {s}" for s in result.steps]
-            if result.decision.outcome not in (Outcome.ANSWERABLE, Outcome.VERIFY_PDF):
+            if not result.hits:
                 continue
             # Keep parts naming another drug of the question, and quarantined blocks (their text
             # cannot be trusted to say either way, so the VERIFY_PDF notice must surface).
@@ -375,8 +368,7 @@ class RagAgent:
                               steps=tuple(steps))
         reason = "contraindicated_for_patient" if screen.contraindicated() else decision.reason
         notices = self._notices(frame)
-        if frame.asks_number and not _states_unit_any(pool, frame.asks_number, self._topic_words(text, frame),
-                                                      _impairments_named(text)) \
+        if frame.asks_number and not _states_unit_any(pool, frame.asks_number, frame.wording) \
                 and decision.outcome is not Outcome.VERIFY_PDF:
             reason = "number_not_stated"
             notices.append(_number_not_stated_notice(frame.asks_number, pool))
@@ -455,9 +447,7 @@ class RagAgent:
                           route="interaction_name", safety=screen.findings, claims=claims, notices=tuple(notices),
                           quotes_checked=True)
 
-    def _condition_to_drug(
-        self, text: str, frame: QueryFrame, budget: RequestBudget, policy: EvidencePolicy
-    ) -> TurnResult:
+    def _condition_to_drug(self, frame: QueryFrame, budget: RequestBudget, policy: EvidencePolicy) -> TurnResult:
         indication = frame.indication or frame.condition or ""
         profile = patient_profile(frame, self.lexicon, self.resolver)
         # With a patient, more candidates are screened than are shown: a drug the book contraindicates
@@ -466,14 +456,14 @@ class RagAgent:
             indication_candidate_limit=max(policy.patient_screened_candidate_limit, policy.indication_candidate_limit))
         result = self.retrieval.retrieve_by_indication(indication, policy=screened_policy,
                                                        alternatives=frame.indication_alternatives,
-                                                       typed_with_accents=typed_with_accents(text))
+                                                       typed_with_accents=frame.wording.typed_with_accents)
         steps = list(result.steps)
         notices = self._notices(frame)
         # "Tăng huyết áp và blốc nhĩ thất thì dùng thuốc gì?": two conditions read as one phrase the book does
         # not have are looked up one by one; the other is the patient's state, screened against.
-        merged = [m for m in self.lexicon.find(indication) if m.condition.patient_condition]
+        merged = frame.wording.indication_parts
         merged = merged if len(merged) >= 2 and result.mode not in ("keyword", "synonyms") else []
-        swapped = self._indicated_instead(text, frame, indication, screened_policy, merged) \
+        swapped = self._indicated_instead(frame, indication, screened_policy, merged) \
             if merged or not result.candidates else None
         if swapped is None and not result.candidates:
             return TurnResult("abstain", "no_indication_evidence", msg.abstain_message("no_indication_evidence"),
@@ -488,7 +478,7 @@ class RagAgent:
             indication = frame.indication or indication
             profile = patient_profile(frame, self.lexicon, self.resolver)
         candidates = list(result.candidates[: policy.indication_candidate_limit])
-        query = synthesize_query(text, frame)
+        query = synthesize_query(frame)
         findings: tuple[SafetyFinding, ...] = ()
         contraindicated: list[str] = []
         if not profile.is_empty:
@@ -520,26 +510,23 @@ class RagAgent:
         )
 
     def _indicated_instead(
-        self, text: str, frame: QueryFrame, indication: str, policy: EvidencePolicy,
-        merged: Sequence[ConditionMention] = (),
+        self, frame: QueryFrame, indication: str, policy: EvidencePolicy, merged: Sequence[ConditionRef] = (),
     ) -> tuple[QueryFrame, IndicationResult, list[str]] | None:
         """"Bị động kinh mà có blốc nhĩ thất thì uống thuốc gì?": when no drug of the book is indicated for
         the condition read as asked, another condition of the same question that some drug is indicated
         for is the one a drug is sought for; the first becomes the patient's state, screened against."""
-        asked = fold(indication)
-        for mention in merged or self.lexicon.find(text):
-            label = mention.condition.label
-            if not mention.condition.patient_condition or fold(label) == asked or fold(mention.surface) == asked:
+        for mention in merged or frame.wording.text_conditions:
+            if mention.is_asked:
                 continue
-            if not merged and _states_a_cause_of(asked, fold(mention.surface)):
+            if not merged and mention.cause_of_asked:
                 # "viêm gan do nhìn màn hình": the asked condition is this one with a cause the book does not
                 # name; it is not another condition of the question, and the drugs for this one are not the answer.
                 continue
             result = self.retrieval.retrieve_by_indication(mention.surface, policy=policy,
-                                                           typed_with_accents=typed_with_accents(text))
+                                                           typed_with_accents=frame.wording.typed_with_accents)
             if result.candidates:
-                states = [m.condition.label for m in merged if m is not mention] if merged else [indication]
-                conditions = [c for c in frame.patient.conditions if c != label] + states
+                states = [m.label for m in merged if m is not mention] if merged else [indication]
+                conditions = [c for c in frame.patient.conditions if c != mention.label] + states
                 patient = frame.patient.model_copy(update={"conditions": list(dict.fromkeys(conditions))})
                 return frame.model_copy(update={"indication": mention.surface, "condition": mention.surface,
                                                 "patient": patient}), result, states
@@ -640,20 +627,13 @@ def _mentions_any(hit: Hit, names: Sequence[str]) -> bool:
     return any(find_phrase(tokens, folded_words(name)) >= 0 for name in names)
 
 
-_NUMBER_QUESTION_WORDS = frozenset(fold(w) for w in (
-    "bao", "nhiêu", "mấy", "phút", "giờ", "tiếng", "ngày", "tuần", "tháng", "lần", "phần", "trăm", "lâu", "liều",
-    "thuốc", "uống", "dùng", "được", "không", "tốt", "nhất", "nên", "cách",
-    # how the dose taken is told ("tối uống 1 viên 5mg thì sáng hôm sau …"), not what the number is about
-    "viên", "mg", "ml", "sáng", "tối", "trưa", "chiều", "hôm", "sau", "phải", "đợi", "mới"))
-
-
-def _states_unit_any(
-    hits: Sequence[Hit], unit: str, topic: frozenset[str] = frozenset(), impairments: Sequence[str] = (),
-) -> bool:
+def _states_unit_any(hits: Sequence[Hit], unit: str, wording: TurnWording) -> bool:
     """Whether any evidence (outside quarantined tables) states a number in the asked unit — in a
     sentence about what was asked when the question says more than the drug and the unit
     ("trước bữa sáng bao nhiêu phút" is not answered by an infusion's "trong 20–30 phút"), and naming
     the organ failure asked about ("suy gan" is not answered by a line for "suy thận")."""
+    topic = frozenset(wording.topic_words)
+    impairments = wording.impairments
     for hit in hits:
         if hit.chunk.requires_visual_check:
             continue
@@ -664,10 +644,6 @@ def _states_unit_any(
                     and all(find_phrase(tokens, folded_words(i)) >= 0 for i in impairments):
                 return True
     return False
-
-
-def _impairments_named(text: str) -> list[str]:
-    return [w for w in ORGAN_IMPAIRMENT_WORDS if has_phrase(text, (w,))]
 
 
 def _number_not_stated_notice(unit: str, hits: Sequence[Hit]) -> str:
@@ -692,11 +668,6 @@ def _quotes_cited_for(guarded: GuardedAnswer, hits_by_id: dict[str, Hit], frame:
     )
 
 
-def _topic_words_of(text: str, drug_words: set[str]) -> frozenset[str]:
-    return frozenset(w for w in content_words(text) if w not in drug_words and w not in _NUMBER_QUESTION_WORDS
-                     and not any(ch.isdigit() for ch in w))
-
-
 def _focus_words(frame: QueryFrame) -> tuple[str, ...]:
     words: list[str] = []
     if frame.population is Population.PEDIATRIC:
@@ -710,13 +681,13 @@ def _focus_words(frame: QueryFrame) -> tuple[str, ...]:
     return tuple(words)
 
 
-def synthesize_query(turn: str, frame: QueryFrame) -> str:
+def synthesize_query(frame: QueryFrame) -> str:
     """Fold the resolved frame into one self-contained question for generation.
 
     Generation has no conversation history: without this a reply like "Uống" three turns into
     a dose conversation would reach generation as just "Uống".
     """
-    parts = [turn.rstrip(". ")]
+    parts = [frame.wording.text.rstrip(". ")]
     population = {"pediatric": "trẻ em", "adult": "người lớn", "elderly": "người cao tuổi"}
     if frame.population is not None:
         parts.append(f"Đối tượng: {population[frame.population.value]}")
@@ -742,14 +713,3 @@ def patient_generation_query(indication: str) -> str:
     formulary evidence, so restating them in a cited claim would (rightly) fail the numeric guard.
     """
     return f"Liệt kê các thuốc có chỉ định «{indication}» và các lưu ý an toàn liên quan được nêu trong bằng chứng."
-
-
-_CAUSE_WORDS = frozenset({"do", "vi", "boi", "tai"})
-
-
-def _states_a_cause_of(asked: str, condition: str) -> bool:
-    """"viem gan do nhin man hinh" of "viem gan": the asked condition (folded) is the condition with a cause."""
-    asked_words, condition_words = asked.split(), condition.split()
-    n = len(condition_words)
-    return any(asked_words[i : i + n] == condition_words and i + n < len(asked_words)
-               and asked_words[i + n] in _CAUSE_WORDS for i in range(len(asked_words) - n + 1))

@@ -11,6 +11,7 @@ from duocthu.agent import messages as msg
 from duocthu.agent.reply import AgentReply
 from duocthu.agent.turn import TurnRecord, TurnResult, run_turn
 from duocthu.budget import RequestBudget
+from duocthu.retrieval.decision import decide_result
 from duocthu.retrieval.policy import EvidencePolicy
 from duocthu.retrieval.service import RetrievalService
 from duocthu.trace import TraceWriter
@@ -43,15 +44,16 @@ class RetrievalOnlyAgent:
             return TurnResult("abstain", reason, msg.REASON_TEXT[reason], route="retrieval_only")
         drug_id = resolution.mentions[0].drug_id
         result = self.retrieval.retrieve(text, drug_id, drug_names=self.resolver.names_of(drug_id), policy=policy)
-        outcome = result.decision.outcome
+        decision = decide_result(result)
+        outcome = decision.outcome
         if outcome is Outcome.ABSTAIN:
-            answer = msg.abstain_message(result.decision.reason)
+            answer = msg.abstain_message(decision.reason)
         else:
             answer = GENERATED_NOTHING + "\n\n" + "\n\n".join(
                 f"[{i}] {h.chunk.display_name} — {h.chunk.section_title}: {h.chunk.text}"
                 for i, h in enumerate(result.hits, start=1)
             ) + "\n" + msg.DEMO_NOTICE
         return TurnResult(
-            outcome.value, result.decision.reason, answer, result.hits, result.pack.omitted_evidence_ids,
+            outcome.value, decision.reason, answer, result.hits, result.pack.omitted_evidence_ids,
             route=result.route, steps=result.steps, failures=result.failures, notices=(GENERATED_NOTHING,),
         )

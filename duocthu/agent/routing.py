@@ -15,8 +15,6 @@ from enum import StrEnum
 
 from duocthu.retrieval.safety import SafetyScreen
 from duocthu.understanding.frame import ConditionRelation, Population, QueryFrame, TurnType
-from duocthu.understanding.scope import looks_non_human
-from duocthu.understanding.signals import asks_a_quantity
 
 
 class Action(StrEnum):
@@ -40,9 +38,7 @@ class RouteDecision:
 
 @dataclass(frozen=True)
 class RouteContext:
-    turn: str
     frame: QueryFrame
-    known_tokens: frozenset[str]
     screen: SafetyScreen = field(default_factory=lambda: SafetyScreen((), ()))
 
 
@@ -105,12 +101,13 @@ def _uncovered_components(frame: QueryFrame) -> list[str]:
 
 
 ROUTING_TABLE: tuple[Rule, ...] = (
-    Rule(1, "looks_non_human(turn)", "abstain / out_of_scope",
-         lambda c: looks_non_human(c.turn, c.known_tokens), _fixed(1, Action.ABSTAIN, "out_of_scope")),
+    Rule(1, "the turn looks non-human (code, symbol soup, keyboard mashing, an instruction attack)",
+         "abstain / out_of_scope",
+         lambda c: c.frame.wording.non_human, _fixed(1, Action.ABSTAIN, "out_of_scope")),
     Rule(17, "self-harm intent, or a dose/quantity asked in a conversation with a self-harm signal",
          "abstain / crisis (no doses, no quantities; 115)",
          lambda c: c.frame.turn_type is TurnType.CRISIS
-         or (c.frame.patient.crisis and (_asks_quantity(c.frame) or asks_a_quantity(c.turn))),
+         or (c.frame.patient.crisis and (_asks_quantity(c.frame) or c.frame.wording.asks_quantity)),
          _fixed(17, Action.ABSTAIN, "crisis")),
     Rule(18, "emergency signs described now", "abstain / emergency (urgent care, no drug)",
          lambda c: c.frame.turn_type is TurnType.EMERGENCY, _fixed(18, Action.ABSTAIN, "emergency")),
@@ -190,10 +187,9 @@ ROUTING_TABLE: tuple[Rule, ...] = (
 )
 
 
-def route(
-    turn: str, frame: QueryFrame, known_tokens: frozenset[str] = frozenset(), screen: SafetyScreen | None = None
-) -> RouteDecision:
-    context = RouteContext(turn, frame, known_tokens, screen or SafetyScreen((), ()))
+def route(frame: QueryFrame, screen: SafetyScreen | None = None) -> RouteDecision:
+    """The first row of the table that applies to this frame and safety screen."""
+    context = RouteContext(frame, screen or SafetyScreen((), ()))
     for rule in ROUTING_TABLE:
         if rule.applies(context):
             return rule.decide(context)

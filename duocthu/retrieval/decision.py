@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from duocthu.types import Decision, Hit, Outcome
+from duocthu.types import Decision, Hit, Outcome, RetrievalResult
 
 
 def decide(evidence: Sequence[Hit]) -> Decision:
@@ -20,3 +20,10 @@ def decide(evidence: Sequence[Hit]) -> Decision:
     if any(hit.chunk.needs_visual_check for hit in evidence):
         return Decision(Outcome.VERIFY_PDF, "visual_verification_required")
     return Decision(Outcome.ANSWERABLE, "grounded_evidence_available")
+
+
+def decide_result(result: RetrievalResult) -> Decision:
+    """The decision on one route's own evidence (the retrieval-only mode and the notebooks)."""
+    if result.abstain_reason:
+        return Decision(Outcome.ABSTAIN, result.abstain_reason)
+    return decide(result.hits)

@@ -15,21 +15,21 @@ import numpy as np
 from duocthu.lexical import lexical_query_tokens
 from duocthu.providers.rerank import KeepOrderReranker, Reranker
 from duocthu.qdrant_store import QdrantStore
-from duocthu.retrieval.decision import decide
 from duocthu.retrieval.packing import pack_evidence
 from duocthu.retrieval.policy import EvidencePolicy
 from duocthu.sections import INTRO_SECTIONS, SECTION_PHRASES, resolve_section
-from duocthu.types import Decision, DrugCandidate, EvidencePack, Hit, Outcome, RetrievalResult
+from duocthu.types import DrugCandidate, EvidencePack, Hit, RetrievalResult
 
 QueryEmbedder = Callable[[str], np.ndarray]
 
 
 @dataclass(frozen=True)
 class IndicationResult:
+    """The drugs reverse lookup found (it decides nothing: the caller decides on its final pool)."""
+
     indication: str
     mode: str  # "keyword" | "synonyms" | "dense" | "hybrid" | "none"
     candidates: tuple[DrugCandidate, ...]
-    decision: Decision
     pool_size: int = 0
     steps: tuple[str, ...] = field(default_factory=tuple)
 
@@ -66,15 +66,13 @@ class RetrievalService:
             return self._section_route(drug_id, section_key, query, drug_names, policy)
         hits = self.store.find_by_drug(drug_id)
         if not hits:
-            return RetrievalResult(
-                "drug", EvidencePack(()), Decision(Outcome.ABSTAIN, "insufficient_retrieval_score"),
-                steps=(f"find_by_drug({drug_id}) → nothing",),
-            )
+            return RetrievalResult("drug", EvidencePack(()), steps=(f"find_by_drug({drug_id}) → nothing",),
+                                   abstain_reason="insufficient_retrieval_score")
         if is_overview:
             intro = tuple(h for h in hits if h.chunk.section_key in INTRO_SECTIONS)
             pack = pack_evidence(intro, None)
             return RetrievalResult(
-                "overview", pack, decide(intro),
+                "overview", pack,
                 steps=(f"find_by_drug → {len(hits)} prose chunks", f"kept INTRO_SECTIONS → {len(intro)}"),
             )
         outcome = self.reranker.rerank(query, hits, policy.rerank_top_k)
@@ -89,7 +87,7 @@ class RetrievalService:
             f"pack_evidence({policy.max_context_tokens}) → {len(pack.hits)} kept, {len(pack.omitted_evidence_ids)} omitted",
         )
         failures = (outcome.failure,) if outcome.failure else ()
-        return RetrievalResult("free_form", pack, decide(pack.hits), steps=steps, failures=failures)
+        return RetrievalResult("free_form", pack, steps=steps, failures=failures)
 
     def _section_route(
         self, drug_id: str, section_key: str, query: str, drug_names: Iterable[str], policy: EvidencePolicy
@@ -101,7 +99,7 @@ class RetrievalService:
             steps.append("lexical pooling → " + ", ".join(f"{h.doc_id} ({h.score:g})" for h in pooled))
         evidence = tuple(hits) + tuple(pooled)
         pack = pack_evidence(evidence, None)
-        return RetrievalResult("section", pack, decide(evidence), steps=tuple(steps))
+        return RetrievalResult("section", pack, steps=tuple(steps))
 
     def pooled_neighbour_hits(
         self,
@@ -155,9 +153,8 @@ class RetrievalService:
         steps = (f"resolve_section → {section_key}", f"dense search (min {policy.minimum_score}) → {len(hits)}",
                  f"evidence_limit {policy.evidence_limit} → {len(evidence)}")
         if not evidence:
-            return RetrievalResult("dense", EvidencePack(()), Decision(Outcome.ABSTAIN, "insufficient_retrieval_score"),
-                                   steps=steps)
-        return RetrievalResult("dense", pack_evidence(evidence, None), decide(evidence), steps=steps)
+            return RetrievalResult("dense", EvidencePack(()), steps=steps, abstain_reason="insufficient_retrieval_score")
+        return RetrievalResult("dense", pack_evidence(evidence, None), steps=steps)
 
     # -- similarity-only route (used for measurement) -------------------------------------------
     def dense_top_k(self, query: str, drug_id: str | None, limit: int | None = None) -> list[Hit]:
@@ -204,8 +201,7 @@ class RetrievalService:
             used = "hybrid" if pool else used
             steps.append(f"search_hybrid (gate {'passed' if gated else 'closed'}) → {len(pool)} chunks")
         candidates = rank_indication_drugs(pool, policy.indication_candidate_limit, policy.indication_evidence_per_drug)
-        evidence = [h for c in candidates for h in c.hits]
-        return IndicationResult(indication, used, tuple(candidates), decide(evidence), len(pool), tuple(steps))
+        return IndicationResult(indication, used, tuple(candidates), len(pool), tuple(steps))
 
 
 def rank_indication_drugs(pool: Sequence[Hit], drug_limit: int, per_drug: int) -> list[DrugCandidate]:

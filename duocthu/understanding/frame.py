@@ -85,6 +85,34 @@ class ProductMention(_Model):
     uncovered: list[str] = Field(default_factory=list)  # component names the book does not have
 
 
+class ConditionRef(_Model):
+    """A condition of the lexicon named in the user's words: as written, and the lexicon's label."""
+
+    surface: str
+    label: str
+    is_asked: bool = False  # it is the condition asked about (the indication itself)
+    cause_of_asked: bool = False  # the asked condition is this one with a cause the book does not name
+
+
+class TurnWording(_Model):
+    """What later stages need from the user's words, read once by understanding.
+
+    After understanding, nothing reads the user's text again: the query for generation, the scope
+    guard, the crisis gate, the "number not stated" check, the echo screen and the reverse-lookup
+    fallbacks all read these fields.
+    """
+
+    text: str = ""  # the turn as read (normalised): generation's query starts with it
+    non_human: bool = False  # code, symbol soup, keyboard mashing or an instruction attack
+    asks_quantity: bool = False  # any amount asked for (tablets, units, mg, a dose)
+    typed_with_accents: bool = False  # most words carry their diacritics: a bare word is meant bare
+    topic_words: list[str] = Field(default_factory=list)  # folded content words beyond the drug and the unit
+    impairments: list[str] = Field(default_factory=list)  # organ failures named ("suy gan")
+    stated: list[str] = Field(default_factory=list)  # the conversation's user turns, this one last
+    indication_parts: list[ConditionRef] = Field(default_factory=list)  # patient conditions inside the indication
+    text_conditions: list[ConditionRef] = Field(default_factory=list)  # patient conditions of the whole turn
+
+
 class QueryFrame(_Model):
     """The resolved meaning of a turn. ``drugs`` are drug_ids of the formulary."""
 
@@ -118,6 +146,7 @@ class QueryFrame(_Model):
     intent_confidence: float | None = None  # the intent model's probability of its turn type
     cues: list[str] = Field(default_factory=list)  # cue-table rows that fired
     inherited: list[str] = Field(default_factory=list)  # carry-over rules (or fields) taken from the previous frame
+    wording: TurnWording = Field(default_factory=TurnWording)  # what later stages need from the words
 
     @field_validator("section_key")
     @classmethod
