@@ -245,3 +245,35 @@ def test_the_drug_asked_is_screened_first_when_several_are_taken(demo_runtime):
 def test_a_reduction_for_liver_failure_the_book_does_not_number_is_said_to_be_unstated(demo_runtime):
     reply = demo_runtime.agent.handle("Người suy gan dùng morphin thì giảm còn bao nhiêu mg?", "unstated").to_json_dict()
     assert reply["reason"] == "number_not_stated"
+
+
+# Issue 26: facts the clinical review added to the book, through the whole in-memory agent.
+def test_a_patient_on_fluconazol_asking_domperidon_gets_the_contraindication(demo_runtime):
+    reply = demo_runtime.agent.handle(
+        "Tôi đang uống fluconazol trị nấm, giờ bị buồn nôn có uống domperidon được không?", "flu-dom").to_json_dict()
+    assert reply["reason"] == "contraindicated_for_patient"
+    assert any(item["drug_id"] == "domperidon" and item["kind"] == "contraindication" and item["applies"]
+               and "fluconazol" in item["quote"] for item in reply["safety"])
+
+
+@pytest.mark.parametrize("question, preterm_text", [
+    ("Bé nhà tôi sinh non 32 tuần, được 10 ngày tuổi, nặng 1,8 kg, liều captopril là bao nhiêu?",
+     "Trẻ sinh non (sinh trước 37 tuần tuổi thai): liều thử 10 microgam/kg"),
+    ("Bé sinh non 30 tuần, 5 ngày tuổi, nặng 1,5 kg, liều paracetamol bao nhiêu?",
+     "trẻ sinh non có tuổi điều chỉnh 28–32 tuần: 10–15 mg/kg mỗi 8–12 giờ, tối đa 30 mg/kg/ngày"),
+])
+def test_a_preterm_neonate_s_dose_question_gets_the_preterm_text(demo_runtime, question, preterm_text):
+    reply = demo_runtime.agent.handle(question, "preterm").to_json_dict()
+    assert reply["outcome"] == "answerable" and preterm_text in reply["answer"]
+
+
+@pytest.mark.xfail(reason="issue 24 (safety reasoning: prematurity/corrected age as typed facts): the reply quotes "
+                          "every children's band and the screen reports 'sinh non' as not found in captopril",
+                   strict=True)
+def test_prematurity_selects_the_preterm_band_for_the_patient(demo_runtime):
+    reply = demo_runtime.agent.handle(
+        "Bé nhà tôi sinh non 32 tuần, được 10 ngày tuổi, nặng 1,8 kg, liều captopril là bao nhiêu?",
+        "preterm-typed").to_json_dict()
+    assert "Trẻ sơ sinh đủ tháng" not in reply["answer"]  # the term-neonate band is not this patient's
+    not_found = [line for line in reply["answer"].splitlines() if "không thấy trong Dược thư" in line]
+    assert not any("sinh non" in line for line in not_found)  # the book has a preterm dose for captopril

@@ -61,7 +61,7 @@ def test_paediatric_paracetamol_dose_cites_age_bands_and_weight_rule(ask):
     ask("Liều paracetamol cho bé nặng 18 kg?", "pcm")
     reply = ask("bé 5 tuổi", "pcm")
     assert reply.outcome == "answerable" and reply.frame["weight_kg"] == 18
-    assert "mg/kg" in reply.answer and "4–6 tuổi" in reply.answer
+    assert "mg/kg" in reply.answer and "4–5 tuổi" in reply.answer  # the BNFc band of a 5-year-old
 
 
 def test_pooling_recovers_the_contraindication_only_answer(ask):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from duocthu.retrieval.safety import (
     ConditionTerm,
     FindingKind,
@@ -197,3 +199,30 @@ def test_a_limit_for_one_route_applies_when_that_route_is_asked(demo_runtime):
 def test_a_limit_waived_only_by_a_doctor_s_order_applies_to_a_parent_asking(demo_runtime):
     infant = screen(demo_runtime, ["ibuprofen"], age_years=7 / 52, age_text="7 tuần tuổi", weight_kg=4.2, pediatric=True)
     assert any("dưới 3 tháng" in f.quote for f in infant.contraindicated())
+
+
+# Issue 26: interaction contraindications the clinical review added, screened from both drugs' text.
+@pytest.mark.parametrize("asked, taken", [
+    ("domperidon", "fluconazol"), ("fluconazol", "domperidon"),
+    ("domperidon", "levofloxacin"), ("levofloxacin", "domperidon"),
+])
+def test_a_qt_contraindicated_pair_applies_whichever_is_asked(demo_runtime, asked, taken):
+    term = medication_term(taken, demo_runtime.resolver)
+    names = {asked: demo_runtime.resolver.names_of(asked)}
+    result = screen_patient(demo_runtime.store, [asked], PatientProfile(medications=(term,)), names)
+    applying = result.contraindicated(asked)
+    assert applying and all(f.hit.chunk.section_key == "chong_chi_dinh" for f in applying)
+    assert any(taken in f.quote.lower() for f in applying)
+
+
+def test_azithromycin_with_domperidon_is_a_caution_not_a_contraindication(demo_runtime):
+    term = medication_term("azithromycin", demo_runtime.resolver)
+    result = screen(demo_runtime, ["domperidon"], medications=(term,))
+    assert not result.contraindicated("domperidon")
+    assert any(f.kind is FindingKind.INTERACTION and "thận trọng" in f.quote for f in result.findings)
+
+
+def test_aspirin_and_methotrexat_is_still_contraindicated_and_says_for_which_doses(demo_runtime):
+    term = medication_term("methotrexat", demo_runtime.resolver)
+    applying = screen(demo_runtime, ["acid_acetylsalicylic"], medications=(term,)).contraindicated()
+    assert applying and "liều giảm đau" in applying[0].quote and "15 mg/tuần" in applying[0].quote
