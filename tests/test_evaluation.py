@@ -240,3 +240,24 @@ def test_attractor_table():
     assert list(table["predicted"]) == ["duoc_ly", "ten"]
     assert table.iloc[0]["wrong_answers"] == 2 and math.isclose(table.iloc[0]["share_of_wrong"], 2 / 3)
     assert ev.attractor_table(routing[routing["hit@1"] == 1.0]).empty
+
+
+def test_label_checks_for_statuses_questions_and_sections():
+    """Issue 24/25 checks: a safety item's status, a warning not shown, what a clarify asks, a claim's section."""
+    from duocthu.evaluation.checks import check_turn
+
+    reply = {
+        "answer": "Bé sinh đủ tháng hay sinh non?", "quick_replies": ["Sinh đủ tháng", "Sinh non"],
+        "safety": [{"drug_id": "ceftriaxon", "quote": "Trẻ sơ sinh non tháng.", "applies": False, "status": "undetermined"},
+                   {"drug_id": "ceftriaxon", "quote": "Quá mẫn với cephalosporin.", "applies": False, "status": "shown"}],
+        "claims": [{"text": "…", "evidence_ids": ["x__lieu_luong_va_cach_dung__0"]}],
+        "evidence": [{"doc_id": "x__lieu_luong_va_cach_dung__0", "section_key": "lieu_luong_va_cach_dung"}],
+    }
+    verdicts = {c.field: c.ok for c in check_turn({
+        "asks": "sinh non", "claims_from_section": ["chi_dinh", "lieu_luong_va_cach_dung"],
+        "safety_shows": [{"drug_id": "ceftriaxon", "phrase": "non tháng", "status": "undetermined"}],
+        "safety_not_shows": [{"drug_id": "ceftriaxon", "phrase": "cephalosporin"}],
+    }, reply)}
+    assert all(verdicts.values()), verdicts
+    assert not check_turn({"safety_not_shows": [{"drug_id": "ceftriaxon", "phrase": "non tháng"}]}, reply)[0].ok
+    assert not check_turn({"safety_shows": [{"drug_id": "ceftriaxon", "phrase": "non", "status": "applies"}]}, reply)[0].ok

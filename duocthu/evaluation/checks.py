@@ -52,20 +52,46 @@ def _contains(haystack: str, phrase: str) -> bool:
     return folded(phrase) in folded(haystack)
 
 
+def _status_of(item: dict[str, Any]) -> str:
+    """A safety item's status; replies before statuses existed said only ``applies``."""
+    return str(item.get("status") or ("applies" if item.get("applies") else "shown"))
+
+
 def _safety_shows(expected: list[dict[str, Any]], reply: dict[str, Any]) -> tuple[bool, Any]:
     items = reply.get("safety") or []
     missing = []
     for want in expected:
         kinds = want.get("kind")
         kinds = [kinds] if isinstance(kinds, str) else kinds
+        statuses = want.get("status")
+        statuses = [statuses] if isinstance(statuses, str) else statuses
         if not any(
             item.get("drug_id") == want.get("drug_id") and (kinds is None or item.get("kind") in kinds)
+            and (statuses is None or _status_of(item) in statuses)
             and _contains(item.get("quote", ""), want.get("phrase", ""))
             for item in items
         ):
             missing.append(want)
     shown = [(i.get("drug_id"), i.get("kind"), i.get("quote", "")[:60]) for i in items]
     return not missing, {"missing": missing, "shown": shown} if missing else shown
+
+
+def _safety_not_shows(expected: list[dict[str, Any]], reply: dict[str, Any]) -> tuple[bool, Any]:
+    warned = [item for item in reply.get("safety") or [] if _status_of(item) in ("applies", "undetermined")]
+    shown = [want for want in expected if any(
+        item.get("drug_id") == want.get("drug_id") and _contains(item.get("quote", ""), want.get("phrase", ""))
+        for item in warned)]
+    return not shown, shown or [(i.get("drug_id"), _status_of(i), i.get("quote", "")[:60]) for i in warned]
+
+
+def _asks(phrase: str, reply: dict[str, Any]) -> tuple[bool, Any]:
+    said = [reply.get("answer", ""), *(reply.get("quick_replies") or [])]
+    return any(_contains(text, phrase) for text in said), said[1:] or said[0][:200]
+
+
+def _claim_sections(reply: dict[str, Any]) -> set[str]:
+    sections = {e.get("doc_id"): e.get("section_key") for e in reply.get("evidence") or []}
+    return {sections.get(i) for c in reply.get("claims") or [] for i in c.get("evidence_ids") or []} - {None}
 
 
 def _evidence_drugs(reply: dict[str, Any]) -> set[str]:
@@ -94,6 +120,10 @@ CHECKS: dict[str, Checker] = {
     ),
     "section_key": lambda e, r: (e == (r.get("frame") or {}).get("section_key"), (r.get("frame") or {}).get("section_key")),
     "safety_shows": _safety_shows,
+    "safety_not_shows": _safety_not_shows,
+    "asks": _asks,
+    "claims_from_section": lambda e, r: (bool(set([e] if isinstance(e, str) else e) & _claim_sections(r)),
+                                         sorted(_claim_sections(r))),
     "answer_contains": lambda e, r: (all(_contains(r.get("answer", ""), p) for p in e), r.get("answer", "")[:200]),
     "answer_not_contains": lambda e, r: (not any(_contains(r.get("answer", ""), p) for p in e), r.get("answer", "")[:200]),
     "no_dose": lambda e, r: (not e or not states_a_dose(r.get("answer", "")), r.get("answer", "")[:200]),
