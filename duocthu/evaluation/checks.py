@@ -111,6 +111,7 @@ Checker = Callable[[Any, dict[str, Any]], tuple[bool, Any]]
 CHECKS: dict[str, Checker] = {
     "outcome": lambda e, r: (_one_of(e, r.get("outcome")), r.get("outcome")),
     "reason": lambda e, r: (_one_of(e, r.get("reason")), r.get("reason")),
+    "reason_not": lambda e, r: (r.get("reason") not in ([e] if isinstance(e, str) else e), r.get("reason")),
     "rule": lambda e, r: (e == r.get("rule"), r.get("rule")),
     "drugs": lambda e, r: (sorted(e) == sorted(_frame_drugs(r)), _frame_drugs(r)),
     "drugs_include": lambda e, r: (set(e) <= set(_frame_drugs(r)), _frame_drugs(r)),
