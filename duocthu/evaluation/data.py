@@ -28,7 +28,7 @@ def load_jsonl(path: Path | str) -> list[dict[str, Any]]:
     return rows
 
 
-EVAL_SETS = ("section_routing", "pooling", "indications", "agent", "safety", "answers")
+EVAL_SETS = ("section_routing", "pooling", "indications", "agent", "safety", "answers", "signals")
 SPLITS = ("dev", "test")
 
 
