@@ -18,7 +18,7 @@ from .conftest import DEMO_FORMULARY, FIXTURE_FORMULARY, ROOT
 BOOK = FormularyContents(
     sections={"paracetamol": frozenset({"chi_dinh", "chong_chi_dinh", "lieu_luong_va_cach_dung"}),
               "ibuprofen": frozenset({"chi_dinh", "chong_chi_dinh"})},
-    folded_text={"paracetamol": "suy gan nang. sot. dau dau", "ibuprofen": "loet da day ta trang. sot"},
+    lowered_text={"paracetamol": "suy gan nặng. sốt. đau đầu", "ibuprofen": "loet da day ta trang. sot"},
 )
 
 

@@ -37,10 +37,11 @@ class MostlyMissingError(DuocthuError):
 
 @dataclass(frozen=True)
 class FormularyContents:
-    """Per drug of a formulary: the sections it has and its whole text, folded."""
+    """Per drug of a formulary: the sections it has and its whole text (lower-cased)."""
 
     sections: Mapping[str, frozenset[str]]
-    folded_text: Mapping[str, str]
+    lowered_text: Mapping[str, str]
+    _folded: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_folder(cls, source: Path | str) -> FormularyContents:
@@ -50,7 +51,7 @@ class FormularyContents:
         monographs = load_formulary(Path(source))
         return cls(
             {m.drug_id: frozenset(s.key for s in m.sections if s.text.strip()) for m in monographs},
-            {m.drug_id: folded("\n".join(s.text for s in m.sections)) for m in monographs},
+            {m.drug_id: "\n".join(s.text for s in m.sections).lower() for m in monographs},
         )
 
     @classmethod
@@ -61,8 +62,18 @@ class FormularyContents:
         for chunk in store.chunks_where():
             sections.setdefault(chunk.drug_id, set()).add(chunk.section_key)
             texts.setdefault(chunk.drug_id, []).append(chunk.text)
-        return cls({d: frozenset(s) for d, s in sections.items()},
-                   {d: folded("\n".join(t)) for d, t in texts.items()})
+        return cls({d: frozenset(s) for d, s in sections.items()}, {d: "\n".join(t).lower() for d, t in texts.items()})
+
+    def mentions(self, drug_id: str, phrase: str) -> bool:
+        """Whether the drug's text contains ``phrase``, ignoring case, diacritics and spacing (as the checks do)."""
+        text = self.lowered_text.get(drug_id)
+        if text is None:
+            return False
+        if phrase.lower() in text:  # the common case, without folding a whole monograph
+            return True
+        if drug_id not in self._folded:
+            self._folded[drug_id] = folded(text)
+        return folded(phrase) in self._folded[drug_id]
 
 
 @dataclass(frozen=True)
@@ -181,7 +192,7 @@ def find_missing(rows: Iterable[Mapping[str, Any] | LabelledTurn], formulary: Fo
         elif drug is not None and drug in have and section not in have[drug]:
             sections.add(f"{section} of {drug}")
     conditions = {f"'{phrase}' in {drug}" for drug, phrase in named.phrases
-                  if drug in formulary.folded_text and folded(phrase) not in formulary.folded_text[drug]}
+                  if drug in have and not formulary.mentions(drug, phrase)}
     conditions |= {f"'{condition}' (every labelled drug absent: {', '.join(drugs)})"
                    for condition, drugs in named.conditions.items() if not set(drugs) & set(have)}
     return Coverage(tuple(sorted(named.drugs)), tuple(missing_drugs), tuple(sorted(sections)),

@@ -175,10 +175,12 @@ def turns_frame(turns: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def write_run(run: EvalRun, out_dir: Path) -> Path:
-    """``out_dir/run.json`` (created with its folder)."""
+    """``out_dir/run.json`` (created with its folder): the header indented, then one turn per line."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / RUN_FILE
-    path.write_text(json.dumps(run.as_json(), ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
+    header = json.dumps({"format": RUN_FORMAT, **run.meta}, ensure_ascii=False, indent=1, default=str)
+    turns = ",\n".join(json.dumps(t, ensure_ascii=False, default=str) for t in run.turns)
+    path.write_text(f'{header[:-2]},\n "turns": [\n{turns}\n]\n}}\n', encoding="utf-8")
     return path
 
 
