@@ -157,6 +157,6 @@ def _gate(figures: Mapping[str, Any], minimum: float | None, err: Callable[[str]
         return 0
     accuracy = figures["accuracy"]
     if math.isnan(accuracy) or accuracy < minimum:
-        err(f"duocthu: accuracy {accuracy:.3f} is below --min-accuracy {minimum}")
+        err(f"accuracy {accuracy:.3f} is below --min-accuracy {minimum}")
         return EXIT_BELOW_MINIMUM
     return 0
