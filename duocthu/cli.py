@@ -1,8 +1,11 @@
 """The ``duocthu`` command line. Other tools and the evaluation depend on its contract exactly:
 
 * ``duocthu ask [--conversation ID] [--json] "câu hỏi"`` — human-readable unless ``--json``.
-* ``duocthu batch FILE.jsonl`` — one JSON reply per input line, in order, on stdout; a broken
+* ``duocthu batch [--check] FILE.jsonl`` — one JSON reply per input line, in order, on stdout; the
+  line's fields other than ``conversation_id`` and ``text`` come back under ``input``; a broken
   line gets ``{"outcome": "abstain", "reason": "invalid_input"}``, never a crash.
+* ``duocthu eval FILE.jsonl [--out DIR] [--set KEY=VALUE …] [--against RUN] [--min-accuracy X]``
+  (see :mod:`duocthu.evaluation.evaluate`).
 * ``duocthu index [--source DIR] [--rebuild] [--refresh-cache]``.
 * ``duocthu book build [--out PDF] [--update-pages]``, ``duocthu import-pdf BOOK.pdf --out DIR``
   (see :mod:`duocthu.book.commands`).
@@ -15,6 +18,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,33 +108,46 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def invalid_line_reply(line_number: int, problem: str, conversation_id: str | None = None) -> dict[str, Any]:
-    return {
+def invalid_line_reply(
+    line_number: int, problem: str, conversation_id: str | None = None, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    reply: dict[str, Any] = {
         "conversation_id": conversation_id, "outcome": "abstain", "reason": "invalid_input", "rule": None,
         "frame": None, "answer": f"Dòng {line_number} không hợp lệ: {problem}", "quick_replies": [],
         "evidence": [], "omitted_evidence_ids": [], "budget": {"elapsed_ms": 0, "llm_calls": 0},
         "line": line_number,
     }
+    if extra:
+        reply["input"] = extra
+    return reply
 
 
-def parse_batch_line(line: str, line_number: int) -> tuple[str | None, str | None, str | None]:
-    """(conversation_id, text, problem) of one JSONL line."""
+@dataclass(frozen=True)
+class BatchLine:
+    """One parsed ``batch`` line: what the agent needs, every other field (passed back as ``input``), or a problem."""
+
+    conversation_id: str | None
+    text: str | None
+    extra: dict[str, Any]
+    problem: str | None = None
+
+
+def parse_batch_line(line: str, line_number: int) -> BatchLine:
+    """A JSONL line → :class:`BatchLine`; fields other than ``conversation_id`` and ``text`` are kept, not refused."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        return None, None, f"JSON hỏng ({exc.msg}, cột {exc.colno})"
+        return BatchLine(None, None, {}, f"JSON hỏng ({exc.msg}, cột {exc.colno})")
     if not isinstance(record, dict):
-        return None, None, "mỗi dòng phải là một đối tượng JSON"
+        return BatchLine(None, None, {}, "mỗi dòng phải là một đối tượng JSON")
     cid = record.get("conversation_id")
-    unknown = sorted(set(record) - BATCH_FIELDS)
-    if unknown:
-        return (cid if isinstance(cid, str) else None), None, f"trường không hỗ trợ: {', '.join(unknown)}"
+    extra = {k: v for k, v in record.items() if k not in BATCH_FIELDS}
     if not isinstance(cid, str) or not cid.strip():
-        return None, None, "conversation_id phải là chuỗi không rỗng"
+        return BatchLine(None, None, extra, "conversation_id phải là chuỗi không rỗng")
     text = record.get("text")
     if not isinstance(text, str):
-        return cid, None, "text phải là chuỗi"
-    return cid, text, None
+        return BatchLine(cid, None, extra, "text phải là chuỗi")
+    return BatchLine(cid, text, extra)
 
 
 def run_batch(lines: Sequence[str], handle: Callable[[str, str], Any], out: Any) -> int:
@@ -138,11 +155,14 @@ def run_batch(lines: Sequence[str], handle: Callable[[str, str], Any], out: Any)
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        cid, text, problem = parse_batch_line(raw, number)
-        if problem is not None or text is None or cid is None:
-            record = invalid_line_reply(number, problem or "dòng không hợp lệ", cid)
+        parsed = parse_batch_line(raw, number)
+        if parsed.problem is not None or parsed.text is None or parsed.conversation_id is None:
+            record = invalid_line_reply(number, parsed.problem or "dòng không hợp lệ", parsed.conversation_id,
+                                        parsed.extra)
         else:
-            record = handle(text, cid).to_json_dict()
+            record = handle(parsed.text, parsed.conversation_id).to_json_dict()
+            if parsed.extra:
+                record["input"] = parsed.extra
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
         out.flush()
         count += 1
@@ -157,10 +177,35 @@ def cmd_batch(args: argparse.Namespace, settings: Settings) -> int:
         raise DuocthuError(f"cannot read {path}: {exc.strerror}") from exc
     runtime = _runtime(settings)
     try:
+        if args.check:
+            _print_batch_coverage(lines, runtime.store)
         run_batch(lines, runtime.agent.handle, sys.stdout)
     finally:
         runtime.close()
     return 0
+
+
+def _print_batch_coverage(lines: Sequence[str], store: Any) -> None:
+    """``batch --check``: what the lines' labels name that the served formulary lacks (stderr)."""
+    from duocthu.evaluation.coverage import check_coverage
+    from duocthu.evaluation.labelled import parse_labelled_lines
+
+    turns, problems = parse_labelled_lines(lines)
+    for problem in problems:
+        print(f"duocthu: label problem on line {problem}", file=sys.stderr)
+    check_coverage(turns, store, allow_missing=True, echo=lambda line: print(f"duocthu: {line}", file=sys.stderr))
+
+
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    """``duocthu eval``: the logic is :func:`duocthu.evaluation.evaluate.run_eval_command`."""
+    from duocthu.evaluation.evaluate import EvalRequest, run_eval_command
+
+    request = EvalRequest(
+        Path(args.file), Path(args.out) if args.out else None, args.set, Path(args.against) if args.against else None,
+        args.min_accuracy, args.allow_missing, progress=not args.quiet,
+    )
+    return run_eval_command(request, settings, index_progress=_tqdm_progress,
+                            err=lambda line: print(f"duocthu: {line}", file=sys.stderr))
 
 
 def cmd_understanding_train(args: argparse.Namespace, settings: Settings) -> int:
@@ -196,9 +241,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_ask.add_argument("--conversation", help="conversation id (continue a conversation)")
     p_ask.add_argument("--json", action="store_true", help="print the reply as JSON")
     p_ask.set_defaults(func=cmd_ask)
-    p_batch = sub.add_parser("batch", help='answer a JSONL file of {"conversation_id", "text"} lines')
+    p_batch = sub.add_parser("batch", help='answer a JSONL file of {"conversation_id", "text", …} lines')
     p_batch.add_argument("file")
+    p_batch.add_argument("--check", action="store_true",
+                         help="first list (stderr) the labelled drugs, sections and conditions the index lacks")
     p_batch.set_defaults(func=cmd_batch)
+    _add_eval_command(sub)
     p_understanding = sub.add_parser("understanding", help="the intent model of the learned understander")
     understanding_sub = p_understanding.add_subparsers(dest="understanding_command", required=True)
     p_train = understanding_sub.add_parser("train", help="retrain from data/understanding/ (deterministic, seconds)")
@@ -213,6 +261,24 @@ def build_parser() -> argparse.ArgumentParser:
     add_book_commands(sub)  # `book build|page` and `import-pdf`
     _add_optional_commands(sub)
     return parser
+
+
+def _add_eval_command(sub: Any) -> None:
+    p_eval = sub.add_parser(
+        "eval", help="score a labelled JSONL file through the agent; writes run.json and report.md",
+        description="Run a labelled file (schema: data/eval/README.md) through the agent on a private in-memory "
+                    "index of DUOCTHU_FORMULARY; write run.json and report.md.",
+    )
+    p_eval.add_argument("file", help="labelled JSONL: turns {conversation_id, text, expected, kind} or scenarios")
+    p_eval.add_argument("--out", help="output folder (default: reports/eval/<file>-<time>)")
+    p_eval.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Settings or EvidencePolicy override (VALUE read as JSON when it parses); repeatable")
+    p_eval.add_argument("--against", metavar="PREVIOUS_RUN", help="a previous run.json (or its folder) to compare with")
+    p_eval.add_argument("--min-accuracy", type=float, metavar="X", help="exit 1 when the accuracy is below X")
+    p_eval.add_argument("--allow-missing", action="store_true",
+                        help="report figures even when most labelled drugs are not in the formulary")
+    p_eval.add_argument("--quiet", action="store_true", help="no progress bar")
+    p_eval.set_defaults(func=cmd_eval)
 
 
 def _add_optional_commands(sub: Any) -> None:

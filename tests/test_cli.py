@@ -67,8 +67,7 @@ def test_batch_broken_lines_get_error_replies_in_order(cli_env, tmp_path):
     lines = [
         json.dumps({"conversation_id": "a", "text": "Liều thuốc A cho bé nặng 18 kg?"}, ensure_ascii=False),
         "{not json",
-        json.dumps({"conversation_id": "b", "text": 42}),
-        json.dumps({"conversation_id": "b", "text": "xin chào", "extra": 1}),
+        json.dumps({"conversation_id": "b", "text": 42, "expected_section": "chi_dinh"}),
         "",
         json.dumps(["a", "list"]),
         json.dumps({"conversation_id": "a", "text": "5 tuổi"}),
@@ -79,9 +78,26 @@ def test_batch_broken_lines_get_error_replies_in_order(cli_env, tmp_path):
     out = run(["batch", str(path)], cli_env)
     assert out.returncode == 0, out.stderr
     replies = [json.loads(line) for line in out.stdout.splitlines()]
-    assert [r["outcome"] for r in replies] == ["clarify", "abstain", "abstain", "abstain", "abstain", "answerable", "abstain"]
-    assert [r["reason"] for r in replies if r["outcome"] == "abstain"] == ["invalid_input"] * 5
-    assert replies[5]["conversation_id"] == "a" and replies[5]["frame"]["age_text"] == "5 tuổi"
+    assert [r["outcome"] for r in replies] == ["clarify", "abstain", "abstain", "abstain", "answerable", "abstain"]
+    assert [r["reason"] for r in replies if r["outcome"] == "abstain"] == ["invalid_input"] * 4
+    assert replies[4]["conversation_id"] == "a" and replies[4]["frame"]["age_text"] == "5 tuổi"
+    assert replies[2]["input"] == {"expected_section": "chi_dinh"}  # a broken line still returns its labels
+    assert "input" not in replies[0]  # no extra fields, no `input`
+
+
+def test_batch_passes_extra_fields_through_under_input(cli_env, tmp_path):
+    labelled = {"conversation_id": "r1", "text": "Chống chỉ định của thuốc A?", "expected_section": "chong_chi_dinh",
+                "expected": {"drugs": ["thuoc_a", "thuoc_z"], "section_key": "chong_chi_dinh"}, "kind": "section",
+                "note": {"nested": [1, 2]}}
+    path = tmp_path / "labelled.jsonl"
+    path.write_text(json.dumps(labelled, ensure_ascii=False) + "\n{broken\n", encoding="utf-8")
+    out = run(["batch", "--check", str(path)], cli_env)
+    assert out.returncode == 0, out.stderr
+    first, second = [json.loads(line) for line in out.stdout.splitlines()]
+    assert first["outcome"] == "answerable" and first["frame"]["drugs"] == ["thuoc_a"]
+    assert first["input"] == {k: v for k, v in labelled.items() if k not in {"conversation_id", "text"}}
+    assert second["reason"] == "invalid_input" and second["line"] == 2
+    assert "thuoc_z" in out.stderr and "lacks 1 of the 2 labelled drugs" in out.stderr  # --check, loud on stderr
 
 
 def test_missing_index_says_how_to_build_it(tmp_path):

@@ -15,13 +15,13 @@ import pytest
 from duocthu import workbench
 
 NOTEBOOKS = workbench.list_notebooks()
-REQUIRED_PARAMETERS = {"SMALL", "FORMULARY_DIR", "EVAL_DIR", "METRICS_PATH"}
+REQUIRED_PARAMETERS = {"SMALL", "FORMULARY_DIR", "METRICS_PATH", "ALLOW_MISSING"}
 
 
 # -- committed form (fast; no kernel) --------------------------------------------------------------
-def test_the_seven_notebooks_are_there():
+def test_the_eight_notebooks_are_there():
     assert {"01_section_routing", "02_lexical_pooling", "03_indication_lookup", "04_evidence_packing",
-            "05_agent_outcomes", "06_safety", "07_understanding"} <= {p.stem for p in NOTEBOOKS}
+            "05_agent_outcomes", "06_safety", "07_understanding", "08_my_data"} <= {p.stem for p in NOTEBOOKS}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -37,6 +37,7 @@ def test_committed_without_outputs_and_with_one_parameters_cell(path: Path):
     assert tagged[0].cell_type == "code"
     names = set(workbench.notebook_parameters(path))
     assert REQUIRED_PARAMETERS <= names, f"{path.name}: missing {REQUIRED_PARAMETERS - names}"
+    assert names & {"EVAL_DIR", "EVAL_FILE"}, f"{path.name}: declares neither EVAL_DIR nor EVAL_FILE"
     assert all(name.isupper() for name in names), f"{path.name}: parameters must be UPPER_CASE: {names}"
     assert "injected-parameters" not in json.dumps([c.metadata for c in nb.cells])
 
@@ -193,3 +194,16 @@ def test_understanders_are_compared_inside_the_same_agent(small_runs):
     assert rows[("learned", "dev")]["turn_accuracy"] >= 0.9
     assert metrics["llm_row"] == "ScriptedLlm"  # no model is reachable in CI
     assert metrics["intent_cv"] and 0.0 <= metrics["section_ece"] <= 1.0
+
+
+@pytest.mark.notebooks
+def test_own_data_notebook_sweeps_the_example(small_runs):
+    run = small_runs["08_my_data"]
+    metrics = run.metrics
+    assert run.seconds < 90, run.summary()  # the target is under a minute; slack for a busy CI machine
+    assert metrics["turns"] == 30 and metrics["coverage"]["missing_drugs"] == []
+    assert metrics["baseline"]["accuracy"] >= 0.8, metrics["failures"]  # the example's own gate, like a dev set
+    swept = {(row["setting"], row["value"]) for row in metrics["sweep"] if row["kind"] == "(all)"}
+    assert swept == {("minimum_score", 0.80), ("minimum_score", 0.94), ("lexical_pool_min_score", 1),
+                     ("lexical_pool_min_score", 8)}
+    assert {row["kind"] for row in metrics["sweep"]} >= {"(all)", "section", "dose", "reverse_lookup"}

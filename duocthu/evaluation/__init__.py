@@ -1,7 +1,10 @@
 """Evaluation: metric functions and runners shared by the notebooks, the tests and the benchmarks.
 
 Runners return pandas DataFrames with one row per item (and per method), so a notebook can
-group, plot and write metrics, and a test can assert on the same numbers.
+group, plot and write metrics, and a test can assert on the same numbers. ``duocthu eval`` (a
+researcher's own labelled file and book) is :mod:`~duocthu.evaluation.evaluate`, over
+:mod:`~duocthu.evaluation.labelled`, :mod:`~duocthu.evaluation.coverage`,
+:mod:`~duocthu.evaluation.harness`, :mod:`~duocthu.evaluation.runs` and :mod:`~duocthu.evaluation.report`.
 """
 
 from duocthu.evaluation.checks import TurnCheck, check_turn, states_a_dose
@@ -14,6 +17,13 @@ from duocthu.evaluation.conversations import (
     split_table,
     which_drug_rate,
 )
+from duocthu.evaluation.coverage import (
+    Coverage,
+    FormularyContents,
+    MostlyMissingError,
+    check_coverage,
+    find_missing,
+)
 from duocthu.evaluation.data import (
     EVAL_DIR,
     EVAL_SETS,
@@ -24,6 +34,8 @@ from duocthu.evaluation.data import (
     stratified_sample,
     write_metrics,
 )
+from duocthu.evaluation.evaluate import evaluate_turns, sweep_settings
+from duocthu.evaluation.labelled import LabelledTurn, load_labelled
 from duocthu.evaluation.metrics import (
     NO_PREDICTION,
     accuracy,
@@ -34,6 +46,14 @@ from duocthu.evaluation.metrics import (
     mean_reciprocal_rank,
     precision_recall,
     reciprocal_rank,
+)
+from duocthu.evaluation.overrides import parse_overrides
+from duocthu.evaluation.report import (
+    compare_runs,
+    per_kind,
+    render_report,
+    summary,
+    wilson_interval,
 )
 from duocthu.evaluation.runners import (
     SECTION_METHODS,
@@ -72,6 +92,21 @@ from duocthu.evaluation.sweeps import (
 )
 
 __all__ = [
+    "Coverage",
+    "FormularyContents",
+    "LabelledTurn",
+    "MostlyMissingError",
+    "check_coverage",
+    "compare_runs",
+    "evaluate_turns",
+    "find_missing",
+    "load_labelled",
+    "parse_overrides",
+    "per_kind",
+    "render_report",
+    "summary",
+    "sweep_settings",
+    "wilson_interval",
     "EVAL_DIR",
     "EVAL_SETS",
     "eval_set_path",
