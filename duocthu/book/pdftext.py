@@ -1,11 +1,12 @@
-"""Read a PDF page as positioned lines and ruled tables, with pypdfium2 (BSD/Apache, no AGPL code).
+"""Read a PDF as positioned lines and ruled tables in reading order, with pypdfium2 (BSD/Apache, no AGPL code).
 
-pdfium gives every character with its box, baseline, font size and weight; this module groups
-them into lines (splitting a line at a column gutter), sets running heads and feet apart, finds
-ruled tables from the page's line paths (at least two horizontal and two vertical rules that
-touch) and fills their cells, and orders the rest for reading — column by column on a
-two-column page. pdfplumber (MIT) reads the same cues but ~6× slower on this machine (about
-6 pages/s against 30–40), so it is not used.
+pdfium gives every character with its box, baseline, font and size; this module groups them into
+fragments (runs of characters on one baseline without a wide gap), finds ruled tables from the
+page's line paths (at least two horizontal and two vertical rules that touch) and fills their
+cells, sets the running heads and feet apart by their repetition across pages
+(:mod:`duocthu.book.running`), and orders the rest for reading with an XY-cut
+(:mod:`duocthu.book.readingorder`). pdfplumber (MIT) reads the same cues but ~6× slower on this
+machine, so it is not used.
 
 Coordinates are PDF points with the origin at the page's top-left: ``(x0, top, x1, bottom)``.
 """
@@ -13,97 +14,37 @@ Coordinates are PDF points with the origin at the page's top-left: ``(x0, top, x
 from __future__ import annotations
 
 import ctypes
-import statistics
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from duocthu.book.pagetypes import Box, Char, Fragment, Line, PageText, RawPage, TableBox
+from duocthu.book.readingorder import order_page
+from duocthu.book.running import margin_fragments
 from duocthu.errors import DuocthuError
 
-Box = tuple[float, float, float, float]
-HEAD_ZONE = 0.072  # share of the page height above which a line is a running head
-FOOT_ZONE = 0.055  # … and below which a running foot
+__all__ = ["Box", "Line", "PageText", "PdfReadError", "TableBox", "open_pdf", "read_page", "read_pages", "read_raw"]
+
 _RULE = 2.5  # a path thinner than this (pt) is a rule
+_GAP = 0.6  # a gap wider than this × the glyph size ends a fragment (word spaces are ~0.3)
+_HYPHEN_MARK = 0x02  # pdfium's code for a hyphen it found at the end of a line
+_LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st",
+              "\ufb06": "st"}
+_BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demibold", "demi")
+_ITALIC_FLAG, _FORCE_BOLD_FLAG = 0x40, 0x40000
 
 
 class PdfReadError(DuocthuError):
     """The PDF cannot be read: broken, encrypted or not a PDF. Nothing was written."""
 
 
-@dataclass(frozen=True)
-class Line:
-    """One line of text on a page, as a reader sees it."""
-
-    page: int  # 1-based page of the file
-    text: str
-    x0: float
-    x1: float
-    top: float
-    baseline: float
-    size: float
-    bold: bool
-
-
-@dataclass(frozen=True)
-class TableBox:
-    """A ruled table: its page, its box and the text of its cells, row by row."""
-
-    page: int
-    bbox: Box
-    rows: tuple[tuple[str, ...], ...]
-
-    @property
-    def top(self) -> float:
-        return self.bbox[1]
-
-
-@dataclass(frozen=True)
-class PageText:
-    """What one page holds: body lines in reading order, tables, running heads and feet."""
-
-    number: int
-    width: float
-    height: float
-    items: tuple[Line | TableBox, ...]  # body lines and tables, in reading order
-    margin_lines: tuple[Line, ...] = ()
-    images: int = 0
-    chars: int = 0  # visible characters outside the running heads and feet
-
-    @property
-    def has_text(self) -> bool:
-        return self.chars > 0
-
-    @property
-    def lines(self) -> list[Line]:
-        return [item for item in self.items if isinstance(item, Line)]
-
-    @property
-    def tables(self) -> list[TableBox]:
-        return [item for item in self.items if isinstance(item, TableBox)]
-
-
-@dataclass
-class _Char:
-    text: str
-    left: float
-    right: float
-    baseline: float  # from the top of the page
-    size: float
-    bold: bool
-
-
-@dataclass
-class _Grid:
-    xs: list[float] = field(default_factory=list)
-    ys: list[float] = field(default_factory=list)
-    bbox: Box = (0.0, 0.0, 0.0, 0.0)
-
-
-def open_pdf(path: Path) -> pdfium.PdfDocument:
+def open_pdf(path: object) -> pdfium.PdfDocument:
     """Open ``path`` or raise :class:`PdfReadError` with a message a person can act on."""
+    from pathlib import Path
+
+    path = Path(str(path))
     if not path.is_file():
         raise PdfReadError(f"{path}: no such file")
     try:
@@ -120,87 +61,160 @@ def open_pdf(path: Path) -> pdfium.PdfDocument:
     return document
 
 
-def read_pages(document: pdfium.PdfDocument) -> Iterator[PageText]:
-    """Every page of an open document, in order."""
-    for index in range(len(document)):
-        yield read_page(document, index)
+def read_pages(document: pdfium.PdfDocument, indices: Iterable[int] | None = None,
+               advance: Callable[[int], None] | None = None) -> list[PageText]:
+    """Pages ``indices`` (0-based; all by default) in reading order, running heads found across them."""
+    raws = []
+    for index in range(len(document)) if indices is None else indices:
+        raws.append(read_raw(document, index))
+        if advance is not None:
+            advance(1)
+    margins = margin_fragments(raws)
+    return [order_page(raw, margins.get(raw.number, set())) for raw in raws]
 
 
 def read_page(document: pdfium.PdfDocument, index: int) -> PageText:
-    """Page ``index`` (0-based) as lines, tables and running heads."""
+    """Page ``index`` (0-based) alone: running heads known only by their page number (see :func:`read_pages`)."""
+    return read_pages(document, [index])[0]
+
+
+def read_raw(document: pdfium.PdfDocument, index: int) -> RawPage:
+    """Page ``index`` (0-based) as fragments and ruled tables, before any reading order."""
     page = document[index]
     try:
         width, height = page.get_size()
         textpage = page.get_textpage()
         try:
-            chars = _chars(textpage, height)
+            chars = _Reader(textpage, height).chars()
         finally:
             textpage.close()
-        rules = [obj.get_bounds() for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=1)]
-        images = sum(1 for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=1))
+        rules = [obj.get_bounds() for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=2)]
+        images = sum(1 for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2))
     finally:
         page.close()
     grids = _grids(rules, height)
     tables, body_chars = _fill_tables(index + 1, grids, chars)
-    lines = _lines(index + 1, body_chars)
-    head_limit, foot_limit = height * HEAD_ZONE, height * (1 - FOOT_ZONE)
-    margin = [ln for ln in lines if ln.baseline < head_limit or ln.top > foot_limit]
-    body = [ln for ln in lines if not (ln.baseline < head_limit or ln.top > foot_limit)]
-    items = _reading_order([*body, *tables], width)
-    counted = sum(len(ln.text.replace(" ", "")) for ln in body) + sum(len("".join(r)) for t in tables for r in t.rows)
-    return PageText(index + 1, width, height, tuple(items), tuple(margin), images, counted)
+    return RawPage(index + 1, width, height, _fragments(body_chars), tables, images)
 
 
-def _chars(textpage: pdfium.PdfTextPage, height: float) -> list[_Char]:
-    chars: list[_Char] = []
-    x, y = ctypes.c_double(), ctypes.c_double()
-    for i in range(textpage.count_chars()):
-        code = pdfium_c.FPDFText_GetUnicode(textpage, i)
-        text = chr(code) if code else ""
-        if text in ("\r", "\n"):
-            chars.append(_Char("\n", 0, 0, 0, 0, False))
-            continue
-        if not text.isprintable() and not text.isspace():
-            continue  # pdfium's markers (soft hyphen 0x02, 0xFFFE), never text
-        left, _bottom, right, _top = textpage.get_charbox(i)
-        pdfium_c.FPDFText_GetCharOrigin(textpage, i, ctypes.byref(x), ctypes.byref(y))
-        size = pdfium_c.FPDFText_GetFontSize(textpage, i)
-        weight = pdfium_c.FPDFText_GetFontWeight(textpage, i)
-        chars.append(_Char(text, left, right, height - y.value, size, weight >= 600))
-    return chars
+def _bare(function: object, result: object, *arguments: object) -> Callable[..., object]:
+    """A pdfium function called with plain pointers: ~2× cheaper per call than the typed binding."""
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    return ctypes.CFUNCTYPE(result, *arguments)(address)  # type: ignore[arg-type]
 
 
-def _lines(page: int, chars: list[_Char]) -> list[Line]:
-    lines: list[Line] = []
-    current: list[_Char] = []
+_VOID, _INT = ctypes.c_void_p, ctypes.c_int
+_RECT = ctypes.POINTER(pdfium_c.FS_RECTF)
+_DOUBLE = ctypes.POINTER(ctypes.c_double)
+_LOOSE_BOX = _bare(pdfium_c.FPDFText_GetLooseCharBox, _INT, _VOID, _INT, _RECT)
+_ORIGIN = _bare(pdfium_c.FPDFText_GetCharOrigin, _INT, _VOID, _INT, _DOUBLE, _DOUBLE)
+_TEXT_OBJECT = _bare(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, _INT)
+
+
+@dataclass
+class _Reader:
+    """The characters of one text page, with the font of each text object looked up once."""
+
+    textpage: pdfium.PdfTextPage
+    height: float
+    styles: dict[int, tuple[float, bool, bool]] = field(default_factory=dict)
+
+    def chars(self) -> list[Char]:
+        raw = self.textpage.raw
+        handle = ctypes.cast(raw, ctypes.c_void_p)
+        count = pdfium_c.FPDFText_CountChars(raw)
+        codes = [pdfium_c.FPDFText_GetUnicode(raw, i) for i in range(count)]
+        rect = pdfium_c.FS_RECTF()
+        rect_ref = ctypes.cast(ctypes.byref(rect), _RECT)
+        x, y = ctypes.c_double(), ctypes.c_double()
+        x_ref, y_ref = ctypes.cast(ctypes.byref(x), _DOUBLE), ctypes.cast(ctypes.byref(y), _DOUBLE)
+        chars: list[Char] = []
+        height = self.height
+        for i, code in enumerate(codes):
+            if code in (13, 10):
+                chars.append(Char("\n", 0, 0, 0, 0, False))
+                continue
+            hyphen = code == _HYPHEN_MARK
+            text = "-" if hyphen else chr(code) if code else ""
+            if not hyphen and not text.isprintable() and not text.isspace():
+                continue  # pdfium's markers (0xFFFE), never text
+            text = _LIGATURES.get(text, text)
+            if text == "\u00ad":
+                text, hyphen = "-", True
+            _LOOSE_BOX(handle, i, rect_ref)
+            obj = _TEXT_OBJECT(handle, i)
+            if obj is None and text.isspace():
+                chars.append(Char(" ", rect.left, rect.right, 0, 0, False))  # a space pdfium made up
+                continue
+            _ORIGIN(handle, i, x_ref, y_ref)
+            size, bold, italic = self._style(obj or 0, i)
+            chars.append(Char(text, rect.left, rect.right, height - y.value, size, bold, italic, hyphen))
+        return chars
+
+    def _style(self, obj: int, index: int) -> tuple[float, bool, bool]:
+        style = self.styles.get(obj)
+        if style is None:
+            style = self.styles[obj] = _style_of(self.textpage.raw, index, obj)
+        return style
+
+
+def _style_of(raw: object, index: int, obj: int) -> tuple[float, bool, bool]:
+    """(size on the page, bold, italic) of character ``index`` from its text object's font."""
+    matrix = pdfium_c.FS_MATRIX()
+    scale = 1.0
+    if pdfium_c.FPDFText_GetMatrix(raw, index, matrix):
+        scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5 or 1.0
+    size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * scale, 2)
+    weight = pdfium_c.FPDFText_GetFontWeight(raw, index)
+    flags = ctypes.c_int(0)
+    name_buffer = ctypes.create_string_buffer(128)
+    pdfium_c.FPDFText_GetFontInfo(raw, index, name_buffer, 128, ctypes.byref(flags))
+    name = name_buffer.value.decode("latin-1", errors="replace").lower()
+    bold = weight >= 600 or bool(flags.value & _FORCE_BOLD_FLAG) or any(mark in name for mark in _BOLD_NAMES)
+    italic = bool(flags.value & _ITALIC_FLAG) or "italic" in name or "oblique" in name
+    return size, bold, italic
+
+
+def _fragments(chars: list[Char]) -> list[Fragment]:
+    """Runs of characters on one baseline, cut at a line end, a backward jump or a gap wider than a word space."""
+    fragments: list[Fragment] = []
+    current: list[Char] = []
+    last: Char | None = None
 
     def close() -> None:
         visible = [c for c in current if not c.text.isspace()]
         if visible:
-            text = " ".join("".join(c.text for c in current).split())
-            sizes = [c.size for c in visible]
-            lines.append(Line(
-                page, text, min(c.left for c in visible), max(c.right for c in visible),
-                min(c.baseline for c in visible) - max(sizes) * 0.8, statistics.median(c.baseline for c in visible),
-                round(statistics.median(sizes), 2), sum(c.bold for c in visible) >= 0.6 * len(visible),
-            ))
+            size = max(c.size for c in visible)
+            baseline = sorted(c.baseline for c in visible)[len(visible) // 2]
+            fragments.append(Fragment(list(current), min(c.left for c in visible), max(c.right for c in visible),
+                                      baseline, size))
         current.clear()
 
     for char in chars:
         if char.text == "\n":
             close()
+            last = None
             continue
-        if current and not char.text.isspace():
-            last = next((c for c in reversed(current) if not c.text.isspace()), None)
-            if last is not None and (
-                abs(char.baseline - last.baseline) > 0.6 * max(char.size, 1)
-                or char.left - last.right > 2.5 * max(char.size, 1)
-                or char.right < last.left - 1
-            ):
+        if char.text.isspace():
+            if current:
+                current.append(char)
+            continue
+        if last is not None:
+            scale = max(char.size, last.size, 1.0)
+            if (abs(char.baseline - last.baseline) > 0.5 * scale or char.left - last.right > _GAP * scale
+                    or char.right < last.left - 1):
                 close()
         current.append(char)
+        last = char
     close()
-    return lines
+    return fragments
+
+
+@dataclass
+class _Grid:
+    xs: list[float] = field(default_factory=list)
+    ys: list[float] = field(default_factory=list)
+    bbox: Box = (0.0, 0.0, 0.0, 0.0)
 
 
 def _grids(rules: list[Box], height: float) -> list[_Grid]:
@@ -249,17 +263,17 @@ def _merge(values: list[float], tolerance: float = 2.0) -> list[float]:
     return merged
 
 
-def _fill_tables(page: int, grids: list[_Grid], chars: list[_Char]) -> tuple[list[TableBox], list[_Char]]:
+def _fill_tables(page: int, grids: list[_Grid], chars: list[Char]) -> tuple[list[TableBox], list[Char]]:
     if not grids:
         return [], chars
-    cells: list[dict[tuple[int, int], list[_Char]]] = [{} for _ in grids]
-    body: list[_Char] = []
+    cells: list[dict[tuple[int, int], list[Char]]] = [{} for _ in grids]
+    body: list[Char] = []
     last_cell: tuple[int, int, int] | None = None
     for char in chars:
         if char.text == "\n" or char.text.isspace():
             if last_cell is not None:
                 g, r, c = last_cell
-                cells[g].setdefault((r, c), []).append(_Char(" ", 0, 0, 0, 0, False))
+                cells[g].setdefault((r, c), []).append(Char(" ", 0, 0, 0, 0, False))
             else:
                 body.append(char)
             continue
@@ -280,12 +294,26 @@ def _fill_tables(page: int, grids: list[_Grid], chars: list[_Char]) -> tuple[lis
     for grid, content in zip(grids, cells, strict=True):
         rows = []
         for r in range(len(grid.ys) - 1):
-            row = tuple(" ".join("".join(c.text for c in content.get((r, c), [])).split()) for c in range(len(grid.xs) - 1))
+            row = tuple(_cell_text(content.get((r, c), [])) for c in range(len(grid.xs) - 1))
             if any(row):
                 rows.append(row)
         x0, top, x1, bottom = (round(v, 1) for v in grid.bbox)
-        tables.append(TableBox(page, (x0, top, x1, bottom), tuple(rows)))
+        tables.append(TableBox(page, (x0, top, x1, bottom), tuple(rows), tuple(round(x, 1) for x in grid.xs)))
     return tables, body
+
+
+def _cell_text(chars: list[Char]) -> str:
+    """A cell's text; after a hyphen pdfium marked at the end of a cell line, no space."""
+    out: list[str] = []
+    after_hyphen = False
+    for char in chars:
+        if char.text.isspace():
+            if not after_hyphen:
+                out.append(" ")
+            continue
+        after_hyphen = char.hyphen
+        out.append(char.text)
+    return " ".join("".join(out).split())
 
 
 def _slot(edges: list[float], value: float) -> int:
@@ -293,30 +321,3 @@ def _slot(edges: list[float], value: float) -> int:
         if value < edges[i + 1]:
             return i
     return max(len(edges) - 2, 0)
-
-
-def _reading_order(items: list[Line | TableBox], width: float) -> list[Line | TableBox]:
-    """Top to bottom; on a two-column stretch, the left column before the right one."""
-
-    def extent(item: Line | TableBox) -> tuple[float, float, float]:
-        if isinstance(item, TableBox):
-            return item.bbox[0], item.bbox[2], item.bbox[1]
-        return item.x0, item.x1, item.baseline
-
-    middle = width / 2
-    left = [i for i in items if extent(i)[1] < middle + 4]
-    right = [i for i in items if extent(i)[0] > middle - 4 and extent(i)[1] >= middle + 4]
-    two_columns = len(left) >= 3 and len(right) >= 3
-    if not two_columns:
-        return sorted(items, key=lambda i: (round(extent(i)[2]), extent(i)[0]))
-    spanning = sorted((i for i in items if i not in left and i not in right), key=lambda i: extent(i)[2])
-    ordered: list[Line | TableBox] = []
-    upper = float("-inf")
-    for barrier in [*spanning, None]:
-        lower = extent(barrier)[2] if barrier is not None else float("inf")
-        for column in (left, right):
-            ordered += sorted((i for i in column if upper <= extent(i)[2] < lower), key=lambda i: extent(i)[2])
-        if barrier is not None:
-            ordered.append(barrier)
-        upper = lower
-    return ordered
