@@ -113,7 +113,7 @@ def cues(line: Line, body: BodyStyle, space_above: bool) -> frozenset[str]:
     found = set()
     if line.bold and not body.bold:
         found.add("bold")
-    if line.cap_size >= 1.08 * body.size and not line.caps == "small":
+    if line.cap_size >= 1.08 * body.size and line.caps != "small":
         found.add("larger")
     if line.caps == "small" or (line.caps == "all" and _wordy(line.text)):
         found.add("small caps" if line.caps == "small" else "all caps")

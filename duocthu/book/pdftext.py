@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -29,7 +30,7 @@ __all__ = ["Box", "Line", "PageText", "PdfReadError", "TableBox", "open_pdf", "r
 
 _RULE = 2.5  # a path thinner than this (pt) is a rule
 _GAP = 0.6  # a gap wider than this × the glyph size ends a fragment (word spaces are ~0.3)
-_HYPHEN_MARK = 0x02  # pdfium's code for a hyphen it found at the end of a line
+_HYPHEN_MARKS = frozenset("\x02\ufffe")  # pdfium marks a hyphen at a line end 0x02 (U+FFFE in one text call)
 _LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st",
               "\ufb06": "st"}
 _BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demibold", "demi")
@@ -97,12 +98,14 @@ def read_raw(document: pdfium.PdfDocument, index: int) -> RawPage:
     return RawPage(index + 1, width, height, _fragments(body_chars), tables, images)
 
 
-def _bare(function: object, result: object, *arguments: object) -> Callable[..., object]:
+def _bare(function: Any, result: Any, *arguments: Any) -> Callable[..., Any]:
     """A pdfium function called with plain pointers: ~2× cheaper per call than the typed binding."""
     address = ctypes.cast(function, ctypes.c_void_p).value
-    return ctypes.CFUNCTYPE(result, *arguments)(address)  # type: ignore[arg-type]
+    assert address is not None
+    return ctypes.CFUNCTYPE(result, *arguments)(address)
 
 
+_SPACE = Char(" ", 0, 0, 0, 0, False)
 _VOID, _INT = ctypes.c_void_p, ctypes.c_int
 _RECT = ctypes.POINTER(pdfium_c.FS_RECTF)
 _DOUBLE = ctypes.POINTER(ctypes.c_double)
@@ -113,53 +116,67 @@ _TEXT_OBJECT = _bare(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, _INT)
 
 @dataclass
 class _Reader:
-    """The characters of one text page, with the font of each text object looked up once."""
+    """The characters of one text page, with the font of each text object looked up once.
+
+    Per character only two calls reach pdfium (the text of the page comes in one call): its loose
+    box and its text object. The baseline is the loose box's bottom plus the object's descent,
+    measured once per object: the character's origin, at half the cost of asking for it.
+    """
 
     textpage: pdfium.PdfTextPage
     height: float
-    styles: dict[int, tuple[float, bool, bool]] = field(default_factory=dict)
+    styles: dict[int, tuple[float, bool, bool, float]] = field(default_factory=dict)
 
     def chars(self) -> list[Char]:
         raw = self.textpage.raw
         handle = ctypes.cast(raw, ctypes.c_void_p)
         count = pdfium_c.FPDFText_CountChars(raw)
-        codes = [pdfium_c.FPDFText_GetUnicode(raw, i) for i in range(count)]
+        text = _page_text(raw, count)
         rect = pdfium_c.FS_RECTF()
         rect_ref = ctypes.cast(ctypes.byref(rect), _RECT)
-        x, y = ctypes.c_double(), ctypes.c_double()
-        x_ref, y_ref = ctypes.cast(ctypes.byref(x), _DOUBLE), ctypes.cast(ctypes.byref(y), _DOUBLE)
         chars: list[Char] = []
-        height = self.height
-        for i, code in enumerate(codes):
-            if code in (13, 10):
+        height, styles = self.height, self.styles
+        for i in range(count):
+            char = text[i]
+            if char == "\r" or char == "\n":
                 chars.append(Char("\n", 0, 0, 0, 0, False))
                 continue
-            hyphen = code == _HYPHEN_MARK
-            text = "-" if hyphen else chr(code) if code else ""
-            if not hyphen and not text.isprintable() and not text.isspace():
-                continue  # pdfium's markers (0xFFFE), never text
-            text = _LIGATURES.get(text, text)
-            if text == "\u00ad":
-                text, hyphen = "-", True
-            _LOOSE_BOX(handle, i, rect_ref)
-            obj = _TEXT_OBJECT(handle, i)
-            if obj is None and text.isspace():
-                chars.append(Char(" ", rect.left, rect.right, 0, 0, False))  # a space pdfium made up
+            if char == " ":
+                chars.append(_SPACE)  # a word space: only where it is matters, not its box
                 continue
-            _ORIGIN(handle, i, x_ref, y_ref)
-            size, bold, italic = self._style(obj or 0, i)
-            chars.append(Char(text, rect.left, rect.right, height - y.value, size, bold, italic, hyphen))
+            hyphen = char in _HYPHEN_MARKS
+            if hyphen:
+                char = "-"
+            elif not char.isprintable() and not char.isspace():
+                continue  # pdfium's other markers, never text
+            elif "\ufb00" <= char <= "\ufb06":
+                char = _LIGATURES[char]
+            _LOOSE_BOX(handle, i, rect_ref)
+            obj: int | None = _TEXT_OBJECT(handle, i)
+            if obj is None:
+                if char.isspace():
+                    chars.append(Char(" ", rect.left, rect.right, 0, 0, False))  # a space pdfium made up
+                continue
+            style = styles.get(obj)
+            if style is None:
+                style = styles[obj] = _style_of(raw, handle, i, rect.bottom)
+            size, bold, italic, descent = style
+            chars.append(Char(char, rect.left, rect.right, height - rect.bottom - descent, size, bold, italic, hyphen))
         return chars
 
-    def _style(self, obj: int, index: int) -> tuple[float, bool, bool]:
-        style = self.styles.get(obj)
-        if style is None:
-            style = self.styles[obj] = _style_of(self.textpage.raw, index, obj)
-        return style
+
+def _page_text(raw: object, count: int) -> str:
+    """The characters of a text page in one call (one UTF-16 unit per character), else one by one."""
+    buffer = ctypes.create_string_buffer((count + 1) * 2)
+    written = pdfium_c.FPDFText_GetText(raw, 0, count, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort)))
+    text = buffer.raw[: max(written - 1, 0) * 2].decode("utf-16-le", errors="replace")
+    if len(text) == count:
+        return text
+    return "".join(chr(pdfium_c.FPDFText_GetUnicode(raw, i) or 0xFFFD) for i in range(count))
 
 
-def _style_of(raw: object, index: int, obj: int) -> tuple[float, bool, bool]:
-    """(size on the page, bold, italic) of character ``index`` from its text object's font."""
+def _style_of(raw: object, handle: object, index: int, loose_bottom: float) -> tuple[float, bool, bool, float]:
+    """(size on the page, bold, italic, baseline above the loose box's bottom) of character ``index``."""
     matrix = pdfium_c.FS_MATRIX()
     scale = 1.0
     if pdfium_c.FPDFText_GetMatrix(raw, index, matrix):
@@ -172,7 +189,9 @@ def _style_of(raw: object, index: int, obj: int) -> tuple[float, bool, bool]:
     name = name_buffer.value.decode("latin-1", errors="replace").lower()
     bold = weight >= 600 or bool(flags.value & _FORCE_BOLD_FLAG) or any(mark in name for mark in _BOLD_NAMES)
     italic = bool(flags.value & _ITALIC_FLAG) or "italic" in name or "oblique" in name
-    return size, bold, italic
+    x, y = ctypes.c_double(), ctypes.c_double()
+    _ORIGIN(handle, index, ctypes.cast(ctypes.byref(x), _DOUBLE), ctypes.cast(ctypes.byref(y), _DOUBLE))
+    return size, bold, italic, y.value - loose_bottom
 
 
 def _fragments(chars: list[Char]) -> list[Fragment]:
@@ -273,7 +292,7 @@ def _fill_tables(page: int, grids: list[_Grid], chars: list[Char]) -> tuple[list
         if char.text == "\n" or char.text.isspace():
             if last_cell is not None:
                 g, r, c = last_cell
-                cells[g].setdefault((r, c), []).append(Char(" ", 0, 0, 0, 0, False))
+                cells[g].setdefault((r, c), []).append(Char(char.text if char.text == "\n" else " ", 0, 0, 0, 0, False))
             else:
                 body.append(char)
             continue
@@ -303,15 +322,15 @@ def _fill_tables(page: int, grids: list[_Grid], chars: list[Char]) -> tuple[list
 
 
 def _cell_text(chars: list[Char]) -> str:
-    """A cell's text; after a hyphen pdfium marked at the end of a cell line, no space."""
+    """A cell's text, its lines joined: no space after a hyphen pdfium marked, nor after "2–" at a line end."""
     out: list[str] = []
-    after_hyphen = False
+    glued = False  # the last character joins the next line's first without a space
     for char in chars:
         if char.text.isspace():
-            if not after_hyphen:
+            if not (char.text == "\n" and glued):
                 out.append(" ")
             continue
-        after_hyphen = char.hyphen
+        glued = char.hyphen or (char.text in "–—/" and bool(out) and not out[-1].isspace())
         out.append(char.text)
     return " ".join("".join(out).split())
 
