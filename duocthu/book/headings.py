@@ -26,7 +26,7 @@ from duocthu.book.pagetypes import Line
 from duocthu.sections import SECTION_TITLES, SECTIONS
 from duocthu.text import fold
 
-HEADING_SCORE = 88.0
+HEADING_SCORE = 85.0
 MARGIN = 10.0
 NEAR_MISS_SCORE = 70.0
 _NUMBERING_RE = re.compile(
@@ -82,8 +82,9 @@ def numbered(text: str) -> bool:
 
 
 def clean(text: str) -> str:
-    """Numbering, case, diacritics and punctuation set aside."""
-    return " ".join("".join(c if c.isalnum() else " " for c in fold(strip_numbering(text))).split())
+    """Numbering, case, diacritics and punctuation set aside; "y" read as "i" ("tương kị" / "tương kỵ")."""
+    folded = "".join(c if c.isalnum() else " " for c in fold(strip_numbering(text))).replace("y", "i")
+    return " ".join(folded.split())
 
 
 @lru_cache(maxsize=1)
@@ -99,7 +100,8 @@ def match_heading(text: str) -> CatalogueMatch:
     cleaned = clean(text)
     best: dict[str, tuple[float, str]] = {}
     for heading, key, printed in _catalogue():
-        score = 100.0 if heading == cleaned else fuzz.ratio(cleaned, heading)
+        score = 100.0 if heading == cleaned else max(fuzz.ratio(cleaned, heading),
+                                                     fuzz.token_sort_ratio(cleaned, heading))
         if score > best.get(key, (-1.0, ""))[0]:
             best[key] = (score, printed)
     ranked = sorted(best.items(), key=lambda kv: -kv[1][0])

@@ -89,13 +89,37 @@ def read_raw(document: pdfium.PdfDocument, index: int) -> RawPage:
             chars = _Reader(textpage, height).chars()
         finally:
             textpage.close()
-        rules = [obj.get_bounds() for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=2)]
-        images = sum(1 for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2))
+        rules, images = _paths_and_images(page)
     finally:
         page.close()
     grids = _grids(rules, height)
     tables, body_chars = _fill_tables(index + 1, grids, chars)
     return RawPage(index + 1, width, height, _fragments(body_chars), tables, images)
+
+
+def _paths_and_images(page: pdfium.PdfPage) -> tuple[list[Box], int]:
+    """Bounds (left, bottom, right, top) of the page's paths, and how many images it holds.
+
+    Looked at through pdfium's raw calls: a page printed by Chromium holds one text object per
+    glyph, and wrapping each of them in a Python object took longer than reading the text.
+    """
+    rules: list[Box] = []
+    images = 0
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    refs = [ctypes.byref(v) for v in (left, bottom, right, top)]
+    raw = page.raw
+    stack = [(pdfium_c.FPDFPage_GetObject(raw, i), 1) for i in range(pdfium_c.FPDFPage_CountObjects(raw))]
+    while stack:
+        obj, level = stack.pop()
+        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
+            if pdfium_c.FPDFPageObj_GetBounds(obj, *refs):
+                rules.append((left.value, bottom.value, right.value, top.value))
+        elif kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            images += 1
+        elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and level < 2:
+            stack += [(pdfium_c.FPDFFormObj_GetObject(obj, i), 2) for i in range(pdfium_c.FPDFFormObj_CountObjects(obj))]
+    return rules, images
 
 
 def _bare(function: Any, result: Any, *arguments: Any) -> Callable[..., Any]:
@@ -112,6 +136,7 @@ _DOUBLE = ctypes.POINTER(ctypes.c_double)
 _LOOSE_BOX = _bare(pdfium_c.FPDFText_GetLooseCharBox, _INT, _VOID, _INT, _RECT)
 _ORIGIN = _bare(pdfium_c.FPDFText_GetCharOrigin, _INT, _VOID, _INT, _DOUBLE, _DOUBLE)
 _TEXT_OBJECT = _bare(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, _INT)
+_FONT_OF = _bare(pdfium_c.FPDFTextObj_GetFont, _VOID, _VOID)
 
 
 @dataclass
@@ -125,7 +150,8 @@ class _Reader:
 
     textpage: pdfium.PdfTextPage
     height: float
-    styles: dict[int, tuple[float, bool, bool, float]] = field(default_factory=dict)
+    styles: dict[int, tuple[float, bool, bool, float]] = field(default_factory=dict)  # by text object
+    fonts: dict[tuple[int, float], tuple[float, bool, bool, float]] = field(default_factory=dict)  # by font, size
 
     def chars(self) -> list[Char]:
         raw = self.textpage.raw
@@ -159,10 +185,32 @@ class _Reader:
                 continue
             style = styles.get(obj)
             if style is None:
-                style = styles[obj] = _style_of(raw, handle, i, rect.bottom)
+                style = styles[obj] = self._style(obj, i, rect.bottom)
             size, bold, italic, descent = style
             chars.append(Char(char, rect.left, rect.right, height - rect.bottom - descent, size, bold, italic, hyphen))
         return chars
+
+    def _style(self, obj: int, index: int, loose_bottom: float) -> tuple[float, bool, bool, float]:
+        """(size on the page, bold, italic, baseline above the loose box's bottom) of a new text object.
+
+        Chromium prints one text object per glyph: the font and its descent are looked up once per
+        font and size, not once per object.
+        """
+        raw = self.textpage.raw
+        matrix = pdfium_c.FS_MATRIX()
+        scale = 1.0
+        if pdfium_c.FPDFText_GetMatrix(raw, index, matrix):
+            scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5 or 1.0
+        size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * scale, 2)
+        key = (_FONT_OF(obj) or 0, size)
+        style = self.fonts.get(key)
+        if style is None:
+            bold, italic = _font_of(raw, index)
+            x, y = ctypes.c_double(), ctypes.c_double()
+            _ORIGIN(ctypes.cast(raw, ctypes.c_void_p), index, ctypes.cast(ctypes.byref(x), _DOUBLE),
+                    ctypes.cast(ctypes.byref(y), _DOUBLE))
+            style = self.fonts[key] = (size, bold, italic, y.value - loose_bottom)
+        return style
 
 
 def _page_text(raw: object, count: int) -> str:
@@ -175,13 +223,8 @@ def _page_text(raw: object, count: int) -> str:
     return "".join(chr(pdfium_c.FPDFText_GetUnicode(raw, i) or 0xFFFD) for i in range(count))
 
 
-def _style_of(raw: object, handle: object, index: int, loose_bottom: float) -> tuple[float, bool, bool, float]:
-    """(size on the page, bold, italic, baseline above the loose box's bottom) of character ``index``."""
-    matrix = pdfium_c.FS_MATRIX()
-    scale = 1.0
-    if pdfium_c.FPDFText_GetMatrix(raw, index, matrix):
-        scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5 or 1.0
-    size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * scale, 2)
+def _font_of(raw: Any, index: int) -> tuple[bool, bool]:
+    """(bold, italic) of the font of character ``index``: by weight, flags or name ("…-Bold", "…Oblique")."""
     weight = pdfium_c.FPDFText_GetFontWeight(raw, index)
     flags = ctypes.c_int(0)
     name_buffer = ctypes.create_string_buffer(128)
@@ -189,9 +232,7 @@ def _style_of(raw: object, handle: object, index: int, loose_bottom: float) -> t
     name = name_buffer.value.decode("latin-1", errors="replace").lower()
     bold = weight >= 600 or bool(flags.value & _FORCE_BOLD_FLAG) or any(mark in name for mark in _BOLD_NAMES)
     italic = bool(flags.value & _ITALIC_FLAG) or "italic" in name or "oblique" in name
-    x, y = ctypes.c_double(), ctypes.c_double()
-    _ORIGIN(handle, index, ctypes.cast(ctypes.byref(x), _DOUBLE), ctypes.cast(ctypes.byref(y), _DOUBLE))
-    return size, bold, italic, y.value - loose_bottom
+    return bold, italic
 
 
 def _fragments(chars: list[Char]) -> list[Fragment]:

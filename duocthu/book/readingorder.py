@@ -15,9 +15,10 @@ line) and carry the column's box, against which the importer measures indents an
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from duocthu.book.pagetypes import Box, Char, Fragment, Line, PageText, RawPage, TableBox
 
@@ -154,18 +155,37 @@ def _bands(atoms: list[_Atom], page: _Page) -> list[list[_Atom]]:
     """The atoms cut across at every gap where the column structure changes (see the module docstring)."""
     order = sorted(atoms, key=lambda a: a.top)
     bands: list[list[_Atom]] = [[order[0]]]
+    structure = _Structure()
     reach = order[0].bottom
     for i, atom in enumerate(order[1:], start=1):
-        if atom.top > reach + 0.3 and _cut_here(bands[-1], order[i:], atom.top, page):
+        if atom.top > reach + 0.3 and _cut_here(bands[-1], structure.gutters(bands[-1], page), order[i:], atom.top, page):
             bands.append([])
+            structure = _Structure()
         bands[-1].append(atom)
         reach = max(reach, atom.bottom)
     return bands
 
 
-def _cut_here(band: list[_Atom], rest: list[_Atom], g1: float, page: _Page) -> bool:
-    window = [a for a in rest if a.top <= g1 + _WINDOW * page.pitch]
-    columns = _gutters(band, page)
+@dataclass
+class _Structure:
+    """The gutters of a growing band, computed again only when they may have changed (a page of two
+    dense columns has a gap under every line, and the band above each gap is most of the page)."""
+
+    counted: int = 0
+    found: list[tuple[float, float]] = field(default_factory=list)
+
+    def gutters(self, band: list[_Atom], page: _Page) -> list[tuple[float, float]]:
+        new = band[self.counted:]
+        touched = any(a.x0 < b and a.x1 > g for a in new for g, b in self.found)
+        if len(new) >= 6 or touched or (not self.found and self.counted < 12):
+            self.found, self.counted = _gutters(band, page), len(band)
+        return self.found
+
+
+def _cut_here(band: list[_Atom], columns: list[tuple[float, float]], rest: list[_Atom], g1: float,
+              page: _Page) -> bool:
+    limit = g1 + _WINDOW * page.pitch
+    window = list(itertools.takewhile(lambda a: a.top <= limit, rest))
     if not columns:
         below = _gutters(window, page)
         if not below:
