@@ -12,7 +12,6 @@ import pytest
 from .fixtures.layouts.html_layouts import chromium
 from .fixtures.layouts.measure import LAYOUTS, NEEDS_CHROMIUM, expected, measure
 
-
 # ~4 s each on a quiet machine; the Chromium ones print first and read one text object per glyph (~8 s)
 CASES = [pytest.param(name, marks=pytest.mark.slow) if name in NEEDS_CHROMIUM else name for name in LAYOUTS]
 
