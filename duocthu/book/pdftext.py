@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pypdfium2 as pdfium
@@ -41,11 +42,8 @@ class PdfReadError(DuocthuError):
     """The PDF cannot be read: broken, encrypted or not a PDF. Nothing was written."""
 
 
-def open_pdf(path: object) -> pdfium.PdfDocument:
+def open_pdf(path: Path) -> pdfium.PdfDocument:
     """Open ``path`` or raise :class:`PdfReadError` with a message a person can act on."""
-    from pathlib import Path
-
-    path = Path(str(path))
     if not path.is_file():
         raise PdfReadError(f"{path}: no such file")
     try:
@@ -64,7 +62,11 @@ def open_pdf(path: object) -> pdfium.PdfDocument:
 
 def read_pages(document: pdfium.PdfDocument, indices: Iterable[int] | None = None,
                advance: Callable[[int], None] | None = None) -> list[PageText]:
-    """Pages ``indices`` (0-based; all by default) in reading order, running heads found across them."""
+    """Pages ``indices`` (0-based; all by default) in reading order, running heads found across them.
+
+    Every page is read before any is ordered: whether a line at the top is a running head is known
+    only from the other pages. ``advance(1)`` is called after each page read (a progress bar).
+    """
     raws = []
     for index in range(len(document)) if indices is None else indices:
         raws.append(read_raw(document, index))

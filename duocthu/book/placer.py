@@ -67,7 +67,11 @@ class Placer:
             self.guarded_column = None
 
     def _part(self, entry: Entry) -> None:
-        self._count("monographs" if self.mono is not None else "not placed")
+        """A further line of a heading or title: where the first line went."""
+        if self.mono is None:
+            self._outside_line(entry)
+        else:
+            self._count("monographs")
 
     def _heading(self, entry: Entry) -> None:
         self._flush_caption()
@@ -108,7 +112,11 @@ class Placer:
         self.previous = None
 
     def _label(self, entry: Entry) -> None:
-        self._count("monographs" if self.section is not None else "not placed")
+        """The demo book's red label over a quarantined table: the table says it again."""
+        if self.section is None:
+            self._outside_line(entry)
+        else:
+            self._count("monographs")
 
     def _caption(self, entry: Entry) -> None:
         self._flush_caption()
