@@ -86,6 +86,16 @@ def test_no_monograph_means_failed():
     assert report.monographs == 0 and report.exit_status == 2 and report.front_matter_pages == [1]
 
 
+def test_without_a_title_the_headings_and_near_misses_found_are_the_hint():
+    """A book whose titles are not recognised: what matched the catalogue is listed, not only "nothing found"."""
+    lines = [line("Chỉ định", 50, 100, bold=True), line("Sốt và đau nhẹ đến vừa ở người lớn và trẻ em.", 50, 112),
+             line("Thời kỳ có thai", 50, 130, bold=True), line("Không dùng trong ba tháng đầu của thai kỳ.", 50, 142)]
+    _, report = _run([_page(lines)])
+    assert report.headings_outside == [(1, "Chỉ định")]
+    assert [(t, best) for _, t, best, _ in report.near_miss_headings] == [("Thời kỳ có thai", "Thời kỳ mang thai")]
+    assert report.exit_status == 2
+
+
 def test_printed_page_numbers_in_running_lines():
     assert [printed_number(t) for t in ("245", "— 12 —", "DƯỢC THƯ MẪU · 249", "Dược thư mẫu — trang 7",
                                         "Trang 3", "1001", "12 | Paracetamol", "Paracetamol")] == \

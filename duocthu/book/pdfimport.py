@@ -168,7 +168,9 @@ def _write(monographs: list[ImportedMonograph], folder: Path, report: ImportRepo
 
 def _validate(folder: Path, report: ImportReport) -> None:
     if not any(folder.glob("*.md")):
-        report.invalid_files.append("no monograph was found: is this a Dược thư-layout book?")
+        report.invalid_files.append(
+            "no monograph was found: no drug title was recognised right before a section heading "
+            "(the section headings and near misses found, if any, are listed in this report)")
         return
     try:
         load_formulary(folder)

@@ -76,6 +76,7 @@ class Placer:
     def _heading(self, entry: Entry) -> None:
         self._flush_caption()
         if self.mono is None:
+            self.report.headings_outside.append((entry.printed, entry.line.text))
             self._outside_line(entry)
             return
         assert entry.key is not None and entry.match is not None
@@ -101,13 +102,11 @@ class Placer:
 
     def _styled(self, entry: Entry) -> None:
         """A styled line that is no heading: reported, and kept as text of the section it is in."""
-        if self.section is not None:
-            match = entry.match or match_heading(entry.line.text)
-            if match.score >= NEAR_MISS_SCORE:
-                self.report.near_miss_headings.append((entry.printed, entry.line.text, match.title, match.score))
-            else:
-                self.report.unknown_headings.append((entry.printed, entry.line.text))
-            self.previous = None
+        match = entry.match or match_heading(entry.line.text)
+        if match.score >= NEAR_MISS_SCORE:  # listed wherever it is: the hint when no monograph is found
+            self.report.near_miss_headings.append((entry.printed, entry.line.text, match.title, match.score))
+        elif self.section is not None:
+            self.report.unknown_headings.append((entry.printed, entry.line.text))
         self._text(entry)
         self.previous = None
 

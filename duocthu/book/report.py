@@ -21,6 +21,7 @@ class ImportReport:
     line_counts: dict[str, int] = field(default_factory=dict)  # where the lines went: bucket → lines
     unknown_headings: list[tuple[int, str]] = field(default_factory=list)  # (page, text)
     near_miss_headings: list[tuple[int, str, str, float]] = field(default_factory=list)  # (page, text, best, score)
+    headings_outside: list[tuple[int, str]] = field(default_factory=list)  # section headings before any title
     approximate_headings: list[tuple[int, str, str, float]] = field(default_factory=list)  # taken, score < 100
     empty_sections: list[tuple[str, str]] = field(default_factory=list)  # (drug, section title)
     missing_sections: list[tuple[str, str]] = field(default_factory=list)
@@ -34,7 +35,8 @@ class ImportReport:
 
     @property
     def clean(self) -> bool:
-        return not (self.needs_ocr or self.unknown_headings or self.near_miss_headings or self.empty_sections
+        return not (self.needs_ocr or self.unknown_headings or self.near_miss_headings or self.headings_outside
+                    or self.empty_sections
                     or self.missing_sections or self.repeated_sections or self.uncaptioned_tables
                     or self.not_placed or self.continued_after_title or self.invalid_files
                     or self.duplicate_names)
@@ -69,6 +71,8 @@ class ImportReport:
         listing("text that goes on after the next drug's title (check which drug it belongs to)",
                 [f"tr. {p}: {a} → read into {b}" for p, a, b in self.continued_after_title])
         listing("not placed — text in no monograph (not imported)", [f"tr. {p}: {t[:80]!r}" for p, t in self.not_placed])
+        listing("section headings outside any monograph (no drug title recognised before them)",
+                [f"tr. {p}: {t!r}" for p, t in self.headings_outside])
         listing("near-miss headings (kept as text of the section above; best catalogue match and score)",
                 [f"tr. {p}: {t!r} ~ {best!r} ({score:.0f})" for p, t, best, score in self.near_miss_headings])
         listing("unknown headings (kept as text of the section above)", [f"tr. {p}: {t!r}" for p, t in self.unknown_headings])
