@@ -72,7 +72,7 @@ def cmd_import_pdf(args: argparse.Namespace, settings: Settings) -> int:
     print(f"wrote {len(result.files)} monographs to {result.out} in {seconds:.1f} s "
           f"({result.report.pages / seconds:.1f} pages/s)")
     print(result.report.render())
-    return 0 if result.report.clean else 1
+    return result.report.exit_status
 
 
 def add_cli_commands(sub: Any) -> None:
@@ -94,7 +94,10 @@ def add_cli_commands(sub: Any) -> None:
     page.add_argument("--pdf", help="the book (default: DUOCTHU_BOOK_PDF, else the built demo book)")
     page.set_defaults(func=cmd_book_page)
 
-    importer = sub.add_parser("import-pdf", help="read a Dược thư-layout PDF into the formulary format")
+    importer = sub.add_parser(
+        "import-pdf", help="read a typeset Dược thư PDF into the formulary format",
+        description="Exit status: 0 imported, nothing to look at; 1 imported with warnings (read the report); "
+                    "2 failed (nothing usable imported, or an unreadable PDF).")
     importer.add_argument("pdf", help="the book as a PDF with a text layer")
     importer.add_argument("--out", required=True, help="new formulary folder to write")
     importer.add_argument("--force", action="store_true", help="replace --out if it is not empty")

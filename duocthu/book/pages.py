@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from duocthu.book.importer import page_offset
-from duocthu.book.pdftext import Box, PdfReadError, open_pdf, read_page
+from duocthu.book.pdftext import Box, PdfReadError, open_pdf, read_page, read_pages
 from duocthu.errors import DuocthuError
 from duocthu.text import fold
 
@@ -40,7 +40,7 @@ def _offset(key: tuple[str, int, int]) -> tuple[int, int]:
     try:
         count = len(document)
         start = max(0, count // 2 - _SAMPLE_PAGES // 2)
-        sample = [read_page(document, i) for i in range(start, min(count, start + _SAMPLE_PAGES))]
+        sample = read_pages(document, range(start, min(count, start + _SAMPLE_PAGES)))
     finally:
         document.close()
     offset, found = page_offset(sample)

@@ -24,7 +24,7 @@ from duocthu.book.importer import (
     page_offset,
     structure,
 )
-from duocthu.book.pdftext import PageText, PdfReadError, open_pdf, read_page
+from duocthu.book.pdftext import PageText, PdfReadError, open_pdf, read_pages
 from duocthu.book.report import ImportReport
 from duocthu.corpus import load_formulary
 from duocthu.errors import CorpusValidationError, DuocthuError
@@ -62,9 +62,9 @@ def silent_progress(_total: int) -> Callable[[int], None]:
 
 def table_markdown(table: ImportedTable) -> list[str]:
     """A table as a quarantined block, its page and box (pt, origin top-left) in a note."""
-    x0, top, x1, bottom = table.bbox
-    lines = [f"<!-- table quarantined: {table.caption} -->",
-             f"<!-- nguồn: tr. {table.page}, khung {x0:.1f} {top:.1f} {x1:.1f} {bottom:.1f} (pt, gốc trên-trái) -->"]
+    where = "; ".join(f"tr. {page}, khung {x0:.1f} {top:.1f} {x1:.1f} {bottom:.1f}"
+                      for page, (x0, top, x1, bottom) in [(table.page, table.bbox), *table.continued])
+    lines = [f"<!-- table quarantined: {table.caption} -->", f"<!-- nguồn: {where} (pt, gốc trên-trái) -->"]
     for i, row in enumerate(table.rows):
         lines.append("| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
         if i == 0:
@@ -113,14 +113,12 @@ def read_book(pdf: Path, progress: Progress = silent_progress) -> tuple[list[Pag
     """Every page of ``pdf`` read (with a progress bar), or :class:`PdfReadError`."""
     document = open_pdf(pdf)
     try:
-        advance = progress(len(document))
-        pages = []
-        for index in range(len(document)):
-            try:
-                pages.append(read_page(document, index))
-            except Exception as exc:  # pdfium raises on a damaged page object
-                raise PdfReadError(f"{pdf}: page {index + 1} cannot be read ({exc})") from exc
-            advance(1)
+        try:
+            pages = read_pages(document, advance=progress(len(document)))
+        except PdfReadError:
+            raise
+        except Exception as exc:  # pdfium raises on a damaged page object
+            raise PdfReadError(f"{pdf}: a page cannot be read ({exc})") from exc
     finally:
         document.close()
     return pages, ImportReport()
@@ -170,7 +168,9 @@ def _write(monographs: list[ImportedMonograph], folder: Path, report: ImportRepo
 
 def _validate(folder: Path, report: ImportReport) -> None:
     if not any(folder.glob("*.md")):
-        report.invalid_files.append("no monograph was found: is this a Dược thư-layout book?")
+        report.invalid_files.append(
+            "no monograph was found: no drug title was recognised right before a section heading "
+            "(the section headings and near misses found, if any, are listed in this report)")
         return
     try:
         load_formulary(folder)

@@ -1,11 +1,12 @@
-"""Read a PDF page as positioned lines and ruled tables, with pypdfium2 (BSD/Apache, no AGPL code).
+"""Read a PDF as positioned lines and ruled tables in reading order, with pypdfium2 (BSD/Apache, no AGPL code).
 
-pdfium gives every character with its box, baseline, font size and weight; this module groups
-them into lines (splitting a line at a column gutter), sets running heads and feet apart, finds
-ruled tables from the page's line paths (at least two horizontal and two vertical rules that
-touch) and fills their cells, and orders the rest for reading — column by column on a
-two-column page. pdfplumber (MIT) reads the same cues but ~6× slower on this machine (about
-6 pages/s against 30–40), so it is not used.
+pdfium gives every character with its box, baseline, font and size; this module groups them into
+fragments (runs of characters on one baseline without a wide gap), finds ruled tables from the
+page's line paths (at least two horizontal and two vertical rules that touch) and fills their
+cells, sets the running heads and feet apart by their repetition across pages
+(:mod:`duocthu.book.running`), and orders the rest for reading with an XY-cut
+(:mod:`duocthu.book.readingorder`). pdfplumber (MIT) reads the same cues but ~6× slower on this
+machine, so it is not used.
 
 Coordinates are PDF points with the origin at the page's top-left: ``(x0, top, x1, bottom)``.
 """
@@ -13,93 +14,32 @@ Coordinates are PDF points with the origin at the page's top-left: ``(x0, top, x
 from __future__ import annotations
 
 import ctypes
-import statistics
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from duocthu.book.pagetypes import Box, Char, Fragment, Line, PageText, RawPage, TableBox
+from duocthu.book.readingorder import order_page
+from duocthu.book.running import margin_fragments
 from duocthu.errors import DuocthuError
 
-Box = tuple[float, float, float, float]
-HEAD_ZONE = 0.072  # share of the page height above which a line is a running head
-FOOT_ZONE = 0.055  # … and below which a running foot
+__all__ = ["Box", "Line", "PageText", "PdfReadError", "TableBox", "open_pdf", "read_page", "read_pages", "read_raw"]
+
 _RULE = 2.5  # a path thinner than this (pt) is a rule
+_GAP = 0.6  # a gap wider than this × the glyph size ends a fragment (word spaces are ~0.3)
+_HYPHEN_MARKS = frozenset("\x02\ufffe")  # pdfium marks a hyphen at a line end 0x02 (U+FFFE in one text call)
+_LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st",
+              "\ufb06": "st"}
+_BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demibold", "demi")
+_ITALIC_FLAG, _FORCE_BOLD_FLAG = 0x40, 0x40000
 
 
 class PdfReadError(DuocthuError):
     """The PDF cannot be read: broken, encrypted or not a PDF. Nothing was written."""
-
-
-@dataclass(frozen=True)
-class Line:
-    """One line of text on a page, as a reader sees it."""
-
-    page: int  # 1-based page of the file
-    text: str
-    x0: float
-    x1: float
-    top: float
-    baseline: float
-    size: float
-    bold: bool
-
-
-@dataclass(frozen=True)
-class TableBox:
-    """A ruled table: its page, its box and the text of its cells, row by row."""
-
-    page: int
-    bbox: Box
-    rows: tuple[tuple[str, ...], ...]
-
-    @property
-    def top(self) -> float:
-        return self.bbox[1]
-
-
-@dataclass(frozen=True)
-class PageText:
-    """What one page holds: body lines in reading order, tables, running heads and feet."""
-
-    number: int
-    width: float
-    height: float
-    items: tuple[Line | TableBox, ...]  # body lines and tables, in reading order
-    margin_lines: tuple[Line, ...] = ()
-    images: int = 0
-    chars: int = 0  # visible characters outside the running heads and feet
-
-    @property
-    def has_text(self) -> bool:
-        return self.chars > 0
-
-    @property
-    def lines(self) -> list[Line]:
-        return [item for item in self.items if isinstance(item, Line)]
-
-    @property
-    def tables(self) -> list[TableBox]:
-        return [item for item in self.items if isinstance(item, TableBox)]
-
-
-@dataclass
-class _Char:
-    text: str
-    left: float
-    right: float
-    baseline: float  # from the top of the page
-    size: float
-    bold: bool
-
-
-@dataclass
-class _Grid:
-    xs: list[float] = field(default_factory=list)
-    ys: list[float] = field(default_factory=list)
-    bbox: Box = (0.0, 0.0, 0.0, 0.0)
 
 
 def open_pdf(path: Path) -> pdfium.PdfDocument:
@@ -120,87 +60,223 @@ def open_pdf(path: Path) -> pdfium.PdfDocument:
     return document
 
 
-def read_pages(document: pdfium.PdfDocument) -> Iterator[PageText]:
-    """Every page of an open document, in order."""
-    for index in range(len(document)):
-        yield read_page(document, index)
+def read_pages(document: pdfium.PdfDocument, indices: Iterable[int] | None = None,
+               advance: Callable[[int], None] | None = None) -> list[PageText]:
+    """Pages ``indices`` (0-based; all by default) in reading order, running heads found across them.
+
+    Every page is read before any is ordered: whether a line at the top is a running head is known
+    only from the other pages. ``advance(1)`` is called after each page read (a progress bar).
+    """
+    raws = []
+    for index in range(len(document)) if indices is None else indices:
+        raws.append(read_raw(document, index))
+        if advance is not None:
+            advance(1)
+    margins = margin_fragments(raws)
+    return [order_page(raw, margins.get(raw.number, set())) for raw in raws]
 
 
 def read_page(document: pdfium.PdfDocument, index: int) -> PageText:
-    """Page ``index`` (0-based) as lines, tables and running heads."""
+    """Page ``index`` (0-based) alone: running heads known only by their page number (see :func:`read_pages`)."""
+    return read_pages(document, [index])[0]
+
+
+def read_raw(document: pdfium.PdfDocument, index: int) -> RawPage:
+    """Page ``index`` (0-based) as fragments and ruled tables, before any reading order."""
     page = document[index]
     try:
         width, height = page.get_size()
         textpage = page.get_textpage()
         try:
-            chars = _chars(textpage, height)
+            chars = _Reader(textpage, height).chars()
         finally:
             textpage.close()
-        rules = [obj.get_bounds() for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=1)]
-        images = sum(1 for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=1))
+        rules, images = _paths_and_images(page)
     finally:
         page.close()
     grids = _grids(rules, height)
     tables, body_chars = _fill_tables(index + 1, grids, chars)
-    lines = _lines(index + 1, body_chars)
-    head_limit, foot_limit = height * HEAD_ZONE, height * (1 - FOOT_ZONE)
-    margin = [ln for ln in lines if ln.baseline < head_limit or ln.top > foot_limit]
-    body = [ln for ln in lines if not (ln.baseline < head_limit or ln.top > foot_limit)]
-    items = _reading_order([*body, *tables], width)
-    counted = sum(len(ln.text.replace(" ", "")) for ln in body) + sum(len("".join(r)) for t in tables for r in t.rows)
-    return PageText(index + 1, width, height, tuple(items), tuple(margin), images, counted)
+    return RawPage(index + 1, width, height, _fragments(body_chars), tables, images)
 
 
-def _chars(textpage: pdfium.PdfTextPage, height: float) -> list[_Char]:
-    chars: list[_Char] = []
-    x, y = ctypes.c_double(), ctypes.c_double()
-    for i in range(textpage.count_chars()):
-        code = pdfium_c.FPDFText_GetUnicode(textpage, i)
-        text = chr(code) if code else ""
-        if text in ("\r", "\n"):
-            chars.append(_Char("\n", 0, 0, 0, 0, False))
-            continue
-        if not text.isprintable() and not text.isspace():
-            continue  # pdfium's markers (soft hyphen 0x02, 0xFFFE), never text
-        left, _bottom, right, _top = textpage.get_charbox(i)
-        pdfium_c.FPDFText_GetCharOrigin(textpage, i, ctypes.byref(x), ctypes.byref(y))
-        size = pdfium_c.FPDFText_GetFontSize(textpage, i)
-        weight = pdfium_c.FPDFText_GetFontWeight(textpage, i)
-        chars.append(_Char(text, left, right, height - y.value, size, weight >= 600))
-    return chars
+def _paths_and_images(page: pdfium.PdfPage) -> tuple[list[Box], int]:
+    """Bounds (left, bottom, right, top) of the page's paths, and how many images it holds.
+
+    Looked at through pdfium's raw calls: a page printed by Chromium holds one text object per
+    glyph, and wrapping each of them in a Python object took longer than reading the text.
+    """
+    rules: list[Box] = []
+    images = 0
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    refs = [ctypes.byref(v) for v in (left, bottom, right, top)]
+    raw = page.raw
+    stack = [(pdfium_c.FPDFPage_GetObject(raw, i), 1) for i in range(pdfium_c.FPDFPage_CountObjects(raw))]
+    while stack:
+        obj, level = stack.pop()
+        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
+            if pdfium_c.FPDFPageObj_GetBounds(obj, *refs):
+                rules.append((left.value, bottom.value, right.value, top.value))
+        elif kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            images += 1
+        elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and level < 2:
+            stack += [(pdfium_c.FPDFFormObj_GetObject(obj, i), 2) for i in range(pdfium_c.FPDFFormObj_CountObjects(obj))]
+    return rules, images
 
 
-def _lines(page: int, chars: list[_Char]) -> list[Line]:
-    lines: list[Line] = []
-    current: list[_Char] = []
+def _bare(function: Any, result: Any, *arguments: Any) -> Callable[..., Any]:
+    """A pdfium function called with plain pointers: ~2× cheaper per call than the typed binding."""
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    assert address is not None
+    return ctypes.CFUNCTYPE(result, *arguments)(address)
+
+
+_SPACE = Char(" ", 0, 0, 0, 0, False)
+_VOID, _INT = ctypes.c_void_p, ctypes.c_int
+_RECT = ctypes.POINTER(pdfium_c.FS_RECTF)
+_DOUBLE = ctypes.POINTER(ctypes.c_double)
+_LOOSE_BOX = _bare(pdfium_c.FPDFText_GetLooseCharBox, _INT, _VOID, _INT, _RECT)
+_ORIGIN = _bare(pdfium_c.FPDFText_GetCharOrigin, _INT, _VOID, _INT, _DOUBLE, _DOUBLE)
+_TEXT_OBJECT = _bare(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, _INT)
+_FONT_OF = _bare(pdfium_c.FPDFTextObj_GetFont, _VOID, _VOID)
+
+
+@dataclass
+class _Reader:
+    """The characters of one text page, with the font of each text object looked up once.
+
+    Per character only two calls reach pdfium (the text of the page comes in one call): its loose
+    box and its text object. The baseline is the loose box's bottom plus the object's descent,
+    measured once per object: the character's origin, at half the cost of asking for it.
+    """
+
+    textpage: pdfium.PdfTextPage
+    height: float
+    styles: dict[int, tuple[float, bool, bool, float]] = field(default_factory=dict)  # by text object
+    fonts: dict[tuple[int, float], tuple[float, bool, bool, float]] = field(default_factory=dict)  # by font, size
+
+    def chars(self) -> list[Char]:
+        raw = self.textpage.raw
+        handle = ctypes.cast(raw, ctypes.c_void_p)
+        count = pdfium_c.FPDFText_CountChars(raw)
+        text = _page_text(raw, count)
+        rect = pdfium_c.FS_RECTF()
+        rect_ref = ctypes.cast(ctypes.byref(rect), _RECT)
+        chars: list[Char] = []
+        height, styles = self.height, self.styles
+        for i in range(count):
+            char = text[i]
+            if char == "\r" or char == "\n":
+                chars.append(Char("\n", 0, 0, 0, 0, False))
+                continue
+            if char == " ":
+                chars.append(_SPACE)  # a word space: only where it is matters, not its box
+                continue
+            hyphen = char in _HYPHEN_MARKS
+            if hyphen:
+                char = "-"
+            elif not char.isprintable() and not char.isspace():
+                continue  # pdfium's other markers, never text
+            elif "\ufb00" <= char <= "\ufb06":
+                char = _LIGATURES[char]
+            _LOOSE_BOX(handle, i, rect_ref)
+            obj: int | None = _TEXT_OBJECT(handle, i)
+            if obj is None:
+                if char.isspace():
+                    chars.append(Char(" ", rect.left, rect.right, 0, 0, False))  # a space pdfium made up
+                continue
+            style = styles.get(obj)
+            if style is None:
+                style = styles[obj] = self._style(obj, i, rect.bottom)
+            size, bold, italic, descent = style
+            chars.append(Char(char, rect.left, rect.right, height - rect.bottom - descent, size, bold, italic, hyphen))
+        return chars
+
+    def _style(self, obj: int, index: int, loose_bottom: float) -> tuple[float, bool, bool, float]:
+        """(size on the page, bold, italic, baseline above the loose box's bottom) of a new text object.
+
+        Chromium prints one text object per glyph: the font and its descent are looked up once per
+        font and size, not once per object.
+        """
+        raw = self.textpage.raw
+        matrix = pdfium_c.FS_MATRIX()
+        scale = 1.0
+        if pdfium_c.FPDFText_GetMatrix(raw, index, matrix):
+            scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5 or 1.0
+        size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * scale, 2)
+        key = (_FONT_OF(obj) or 0, size)
+        style = self.fonts.get(key)
+        if style is None:
+            bold, italic = _font_of(raw, index)
+            x, y = ctypes.c_double(), ctypes.c_double()
+            _ORIGIN(ctypes.cast(raw, ctypes.c_void_p), index, ctypes.cast(ctypes.byref(x), _DOUBLE),
+                    ctypes.cast(ctypes.byref(y), _DOUBLE))
+            style = self.fonts[key] = (size, bold, italic, y.value - loose_bottom)
+        return style
+
+
+def _page_text(raw: object, count: int) -> str:
+    """The characters of a text page in one call (one UTF-16 unit per character), else one by one."""
+    buffer = ctypes.create_string_buffer((count + 1) * 2)
+    written = pdfium_c.FPDFText_GetText(raw, 0, count, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort)))
+    text = buffer.raw[: max(written - 1, 0) * 2].decode("utf-16-le", errors="replace")
+    if len(text) == count:
+        return text
+    return "".join(chr(pdfium_c.FPDFText_GetUnicode(raw, i) or 0xFFFD) for i in range(count))
+
+
+def _font_of(raw: Any, index: int) -> tuple[bool, bool]:
+    """(bold, italic) of the font of character ``index``: by weight, flags or name ("…-Bold", "…Oblique")."""
+    weight = pdfium_c.FPDFText_GetFontWeight(raw, index)
+    flags = ctypes.c_int(0)
+    name_buffer = ctypes.create_string_buffer(128)
+    pdfium_c.FPDFText_GetFontInfo(raw, index, name_buffer, 128, ctypes.byref(flags))
+    name = name_buffer.value.decode("latin-1", errors="replace").lower()
+    bold = weight >= 600 or bool(flags.value & _FORCE_BOLD_FLAG) or any(mark in name for mark in _BOLD_NAMES)
+    italic = bool(flags.value & _ITALIC_FLAG) or "italic" in name or "oblique" in name
+    return bold, italic
+
+
+def _fragments(chars: list[Char]) -> list[Fragment]:
+    """Runs of characters on one baseline, cut at a line end, a backward jump or a gap wider than a word space."""
+    fragments: list[Fragment] = []
+    current: list[Char] = []
+    last: Char | None = None
 
     def close() -> None:
         visible = [c for c in current if not c.text.isspace()]
         if visible:
-            text = " ".join("".join(c.text for c in current).split())
-            sizes = [c.size for c in visible]
-            lines.append(Line(
-                page, text, min(c.left for c in visible), max(c.right for c in visible),
-                min(c.baseline for c in visible) - max(sizes) * 0.8, statistics.median(c.baseline for c in visible),
-                round(statistics.median(sizes), 2), sum(c.bold for c in visible) >= 0.6 * len(visible),
-            ))
+            size = max(c.size for c in visible)
+            baseline = sorted(c.baseline for c in visible)[len(visible) // 2]
+            fragments.append(Fragment(list(current), min(c.left for c in visible), max(c.right for c in visible),
+                                      baseline, size))
         current.clear()
 
     for char in chars:
         if char.text == "\n":
             close()
+            last = None
             continue
-        if current and not char.text.isspace():
-            last = next((c for c in reversed(current) if not c.text.isspace()), None)
-            if last is not None and (
-                abs(char.baseline - last.baseline) > 0.6 * max(char.size, 1)
-                or char.left - last.right > 2.5 * max(char.size, 1)
-                or char.right < last.left - 1
-            ):
+        if char.text.isspace():
+            if current:
+                current.append(char)
+            continue
+        if last is not None:
+            scale = max(char.size, last.size, 1.0)
+            if (abs(char.baseline - last.baseline) > 0.5 * scale or char.left - last.right > _GAP * scale
+                    or char.right < last.left - 1):
                 close()
         current.append(char)
+        last = char
     close()
-    return lines
+    return fragments
+
+
+@dataclass
+class _Grid:
+    xs: list[float] = field(default_factory=list)
+    ys: list[float] = field(default_factory=list)
+    bbox: Box = (0.0, 0.0, 0.0, 0.0)
 
 
 def _grids(rules: list[Box], height: float) -> list[_Grid]:
@@ -249,17 +325,17 @@ def _merge(values: list[float], tolerance: float = 2.0) -> list[float]:
     return merged
 
 
-def _fill_tables(page: int, grids: list[_Grid], chars: list[_Char]) -> tuple[list[TableBox], list[_Char]]:
+def _fill_tables(page: int, grids: list[_Grid], chars: list[Char]) -> tuple[list[TableBox], list[Char]]:
     if not grids:
         return [], chars
-    cells: list[dict[tuple[int, int], list[_Char]]] = [{} for _ in grids]
-    body: list[_Char] = []
+    cells: list[dict[tuple[int, int], list[Char]]] = [{} for _ in grids]
+    body: list[Char] = []
     last_cell: tuple[int, int, int] | None = None
     for char in chars:
         if char.text == "\n" or char.text.isspace():
             if last_cell is not None:
                 g, r, c = last_cell
-                cells[g].setdefault((r, c), []).append(_Char(" ", 0, 0, 0, 0, False))
+                cells[g].setdefault((r, c), []).append(Char(char.text if char.text == "\n" else " ", 0, 0, 0, 0, False))
             else:
                 body.append(char)
             continue
@@ -280,12 +356,26 @@ def _fill_tables(page: int, grids: list[_Grid], chars: list[_Char]) -> tuple[lis
     for grid, content in zip(grids, cells, strict=True):
         rows = []
         for r in range(len(grid.ys) - 1):
-            row = tuple(" ".join("".join(c.text for c in content.get((r, c), [])).split()) for c in range(len(grid.xs) - 1))
+            row = tuple(_cell_text(content.get((r, c), [])) for c in range(len(grid.xs) - 1))
             if any(row):
                 rows.append(row)
         x0, top, x1, bottom = (round(v, 1) for v in grid.bbox)
-        tables.append(TableBox(page, (x0, top, x1, bottom), tuple(rows)))
+        tables.append(TableBox(page, (x0, top, x1, bottom), tuple(rows), tuple(round(x, 1) for x in grid.xs)))
     return tables, body
+
+
+def _cell_text(chars: list[Char]) -> str:
+    """A cell's text, its lines joined: no space after a hyphen pdfium marked, nor after "2–" at a line end."""
+    out: list[str] = []
+    glued = False  # the last character joins the next line's first without a space
+    for char in chars:
+        if char.text.isspace():
+            if not (char.text == "\n" and glued):
+                out.append(" ")
+            continue
+        glued = char.hyphen or (char.text in "–—/" and bool(out) and not out[-1].isspace())
+        out.append(char.text)
+    return " ".join("".join(out).split())
 
 
 def _slot(edges: list[float], value: float) -> int:
@@ -293,30 +383,3 @@ def _slot(edges: list[float], value: float) -> int:
         if value < edges[i + 1]:
             return i
     return max(len(edges) - 2, 0)
-
-
-def _reading_order(items: list[Line | TableBox], width: float) -> list[Line | TableBox]:
-    """Top to bottom; on a two-column stretch, the left column before the right one."""
-
-    def extent(item: Line | TableBox) -> tuple[float, float, float]:
-        if isinstance(item, TableBox):
-            return item.bbox[0], item.bbox[2], item.bbox[1]
-        return item.x0, item.x1, item.baseline
-
-    middle = width / 2
-    left = [i for i in items if extent(i)[1] < middle + 4]
-    right = [i for i in items if extent(i)[0] > middle - 4 and extent(i)[1] >= middle + 4]
-    two_columns = len(left) >= 3 and len(right) >= 3
-    if not two_columns:
-        return sorted(items, key=lambda i: (round(extent(i)[2]), extent(i)[0]))
-    spanning = sorted((i for i in items if i not in left and i not in right), key=lambda i: extent(i)[2])
-    ordered: list[Line | TableBox] = []
-    upper = float("-inf")
-    for barrier in [*spanning, None]:
-        lower = extent(barrier)[2] if barrier is not None else float("inf")
-        for column in (left, right):
-            ordered += sorted((i for i in column if upper <= extent(i)[2] < lower), key=lambda i: extent(i)[2])
-        if barrier is not None:
-            ordered.append(barrier)
-        upper = lower
-    return ordered
