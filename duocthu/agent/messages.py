@@ -296,6 +296,7 @@ def did_you_mean(drug_name: str) -> str:
 
 # -- the answer's own sentences -------------------------------------------------------------------------
 
+ADULT_GROUP = "Người lớn (không áp dụng cho trẻ; để đối chiếu)"  # adults' lines in a child's dose answer
 POPULATION_WORDS = {Population.PEDIATRIC: "trẻ em", Population.ADULT: "người lớn", Population.ELDERLY: "người cao tuổi"}
 
 
