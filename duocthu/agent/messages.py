@@ -312,7 +312,7 @@ def quoted_sections(sections: Sequence[str]) -> str:
 
 def asked_for(population: Population, facts: Sequence[str]) -> str:
     """Who a dose was asked for, and that duocthu does not compute doses."""
-    who = POPULATION_WORDS.get(population, "người lớn")
+    who = POPULATION_WORDS[population]
     return (f"(Bạn hỏi cho: {who}" + (f", {', '.join(facts)}" if facts else "")
             + ". duocthu không tự tính liều: hãy đối chiếu với mức liều dưới đây.)")
 
