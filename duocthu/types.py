@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 _POINT_NAMESPACE = uuid.UUID("6f1d8a52-3c1e-4b7e-9a57-0d5c6b1e2f10")
 
@@ -213,3 +213,113 @@ class DrugCandidate:
     display_name: str
     score: float
     hits: tuple[Hit, ...] = field(default_factory=tuple)
+
+
+# -- answers: what a reply says, as typed blocks rendered to text and HTML at the edge ---------------
+# Blocks cite evidence by doc_id; numbers ([1], card 2) are given when a block is rendered. The
+# ``type`` tag names each block in the reply's JSON.
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A sentence said before the answer proper: how a name was read, what the book does not cover."""
+
+    text: str
+    type: Literal["notice"] = field(default="notice", init=False)
+
+
+@dataclass(frozen=True)
+class VerifyPdf:
+    """The evidence holds tables not yet checked against the printed page: these chunks."""
+
+    doc_ids: tuple[str, ...]
+    type: Literal["verify_pdf"] = field(default="verify_pdf", init=False)
+
+
+@dataclass(frozen=True)
+class SafetyItem:
+    """One sentence of the book against this patient, quoted, with every patient fact it matched."""
+
+    title: str  # what the book calls it: "Chống chỉ định", "Giới hạn tuổi (Liều lượng và cách dùng)"
+    matched: tuple[str, ...]
+    quote: str
+    doc_id: str
+    applies: bool  # it covers this patient for certain
+
+
+@dataclass(frozen=True)
+class DrugSafety:
+    """What the book says about one drug against this patient, and the patient facts it says nothing about."""
+
+    drug: str  # display name
+    items: tuple[SafetyItem, ...] = ()
+    not_found: tuple[str, ...] = ()  # "không thấy … — không có nghĩa là an toàn"
+
+
+@dataclass(frozen=True)
+class SafetyBlock:
+    """"⚠ Lưu ý cho trường hợp này (…)": the patient facts screened and, drug by drug, what the book says."""
+
+    facts: tuple[str, ...]
+    drugs: tuple[DrugSafety, ...] = ()
+    type: Literal["safety"] = field(default="safety", init=False)
+
+    @property
+    def items(self) -> tuple[tuple[str, SafetyItem], ...]:
+        """(drug, item) for every quoted sentence, drug by drug."""
+        return tuple((d.drug, item) for d in self.drugs for item in d.items)
+
+    @property
+    def notes(self) -> tuple[DrugSafety, ...]:
+        """The drugs with patient facts the book says nothing about."""
+        return tuple(d for d in self.drugs if d.not_found)
+
+
+@dataclass(frozen=True)
+class Prose:
+    """The assistant's own sentence: a heading, a connecting sentence, a question, a refusal."""
+
+    text: str
+    bullet: bool = False
+    indented: bool = False  # a note under the line above it (a candidate drug of a list)
+    type: Literal["prose"] = field(default="prose", init=False)
+
+
+@dataclass(frozen=True)
+class Quote:
+    """One sentence of the book, verbatim, with the chunks it is cited from."""
+
+    text: str
+    doc_ids: tuple[str, ...]
+    heading: str | None = None  # the line it sits under in the book ("Truyền tĩnh mạch, trẻ sơ sinh:")
+    drug_id: str | None = None
+    source: str | None = None  # "Tương tác thuốc — Ibuprofen": where it was found, said before it
+
+
+@dataclass(frozen=True)
+class QuoteList:
+    """Quoted sentences under one group heading ("Người lớn (để đối chiếu)"), or under none."""
+
+    group: str | None
+    quotes: tuple[Quote, ...]
+    type: Literal["quotes"] = field(default="quotes", init=False)
+
+
+@dataclass(frozen=True)
+class Passages:
+    """Retrieval-only mode: the evidence chunks shown whole and numbered; nothing was generated."""
+
+    doc_ids: tuple[str, ...]
+    type: Literal["passages"] = field(default="passages", init=False)
+
+
+Block = Notice | VerifyPdf | SafetyBlock | Prose | QuoteList | Passages
+
+
+class Closing(StrEnum):
+    """How an answer's text ends (the page shows the demo notice as a banner and sources as cards)."""
+
+    NONE = "none"  # a message of the assistant's own
+    SOURCES = "sources"  # the sources list ("Nguồn:"), then the demo notice
+    NOTICE = "notice"  # the demo notice alone (the passages carry their numbers)
+    INLINE = "inline"  # the demo notice after the last sentence

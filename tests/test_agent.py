@@ -6,12 +6,8 @@ import json
 
 import pytest
 
-from duocthu.agent.agent import (
-    MAX_CONSECUTIVE_CLARIFY,
-    RagAgent,
-    patient_generation_query,
-    synthesize_query,
-)
+from duocthu.agent.actions.quoted import patient_generation_query, synthesize_query
+from duocthu.agent.agent import MAX_CONSECUTIVE_CLARIFY, RagAgent
 from duocthu.agent.answering import (
     ExtractiveAnswerGenerator,
     GroundedAnswerService,

@@ -205,56 +205,55 @@ def test_monograph_sections_come_in_book_order_with_visual_checks(engine):
 
 # -- the answer as a document ------------------------------------------------------------------------
 
+from duocthu.agent.actions.smalltalk import smalltalk  # noqa: E402
 from duocthu.agent.messages import DEMO_NOTICE  # noqa: E402
-from duocthu.agent.reply import ClaimView, SafetyView  # noqa: E402
+from duocthu.agent.render import render_text  # noqa: E402
+from duocthu.agent.reply import SafetyView  # noqa: E402
 from duocthu.presentation import render  # noqa: E402
-from duocthu.presentation.document import (  # noqa: E402
+from duocthu.presentation.document import TableItem, quote_items  # noqa: E402
+from duocthu.types import (  # noqa: E402
+    DrugSafety,
     Notice,
+    Passages,
     Prose,
+    Quote,
     QuoteList,
     SafetyBlock,
-    TableItem,
+    SafetyItem,
     VerifyPdf,
 )
 
 NAMES = {"thuoc_a": "Thuốc A", "thuoc_b": "Thuốc B"}
 CI_TEXT = "Quá mẫn với thuốc A.\nLoét dạ dày tiến triển.\nSuy gan nặng."
 TABLE_TEXT = "Bảng: Tương tác chính\n| Thuốc | Hậu quả |\n|---|---|\n| Warfarin | Chảy máu |\n| Lithi | Độc tính |"
+CI = evidence(text=CI_TEXT)
+DOSE0 = evidence(doc_id="thuoc_a__lieu_luong_va_cach_dung__0", section_key="lieu_luong_va_cach_dung",
+                 section_title="Liều lượng và cách dùng", text="Người lớn: 500 mg mỗi 6 giờ.")
+DOSE1 = evidence(doc_id="thuoc_a__lieu_luong_va_cach_dung__1", section_key="lieu_luong_va_cach_dung",
+                 section_title="Liều lượng và cách dùng", part_index=1, text="Trẻ em: 10 mg/kg.")
+TABLE = evidence(doc_id="thuoc_a__tuong_tac_thuoc__0", section_key="tuong_tac_thuoc",
+                 section_title="Tương tác thuốc", text=TABLE_TEXT, requires_visual_check=True)
+
+
+def quote(text: str, doc_id: str) -> Quote:
+    return Quote(text, (doc_id,), drug_id="thuoc_a")
 
 
 def safety_reply() -> AgentReply:
     """A contraindication the patient has, quoted first; a section with two parts; a quoted table."""
-    ci = evidence(text=CI_TEXT)
-    dose0 = evidence(doc_id="thuoc_a__lieu_luong_va_cach_dung__0", section_key="lieu_luong_va_cach_dung",
-                     section_title="Liều lượng và cách dùng", text="Người lớn: 500 mg mỗi 6 giờ.")
-    dose1 = evidence(doc_id="thuoc_a__lieu_luong_va_cach_dung__1", section_key="lieu_luong_va_cach_dung",
-                     section_title="Liều lượng và cách dùng", part_index=1, text="Trẻ em: 10 mg/kg.")
-    table = evidence(doc_id="thuoc_a__tuong_tac_thuoc__0", section_key="tuong_tac_thuoc",
-                     section_title="Tương tác thuốc", text=TABLE_TEXT, requires_visual_check=True)
-    answer = "\n".join([
-        "(«thuoc a»: hiểu là Thuốc A.)",
-        "⚠ Lưu ý cho trường hợp này (loét dạ dày, 70 tuổi):",
-        "- Chống chỉ định — Thuốc A (loét dạ dày): «Loét dạ dày tiến triển.» [1]",
-        "- Thuốc A: không thấy trong Dược thư (bản demo) nội dung nào về 70 tuổi — điều này không có nghĩa là an toàn.",
-        "Theo Dược thư (bản demo), mục «Liều lượng và cách dùng» của Thuốc A:",
-        "- Người lớn: 500 mg mỗi 6 giờ. [2]",
-        "Trẻ em:",
-        "- Trẻ em: 10 mg/kg. [3]",
-        "- Bảng: Tương tác chính [4]",
-        "- | Thuốc | Hậu quả | [4]", "- |---|---| [4]", "- | Warfarin | Chảy máu | [4]",
-        "Nguồn:", "[1] Thuốc A — Chống chỉ định, phần 1; tr. 10–12", DEMO_NOTICE,
-    ])
-    claims = [
-        ClaimView(text="Người lớn: 500 mg mỗi 6 giờ.", evidence_ids=[dose0.doc_id], drug_id="thuoc_a"),
-        ClaimView(text="Trẻ em: 10 mg/kg.", evidence_ids=[dose1.doc_id], drug_id="thuoc_a", group="Trẻ em"),
-        ClaimView(text="Bảng: Tương tác chính", evidence_ids=[table.doc_id], drug_id="thuoc_a"),
-        ClaimView(text="| Thuốc | Hậu quả |", evidence_ids=[table.doc_id], drug_id="thuoc_a"),
-        ClaimView(text="|---|---|", evidence_ids=[table.doc_id], drug_id="thuoc_a"),
-        ClaimView(text="| Warfarin | Chảy máu |", evidence_ids=[table.doc_id], drug_id="thuoc_a"),
+    blocks = [
+        Notice("(«thuoc a»: hiểu là Thuốc A.)"),
+        SafetyBlock(("loét dạ dày", "70 tuổi"), (DrugSafety("Thuốc A", (
+            SafetyItem("Chống chỉ định", ("loét dạ dày",), "Loét dạ dày tiến triển.", CI.doc_id, True),), ("70 tuổi",)),)),
+        Prose("Theo Dược thư (bản demo), mục «Liều lượng và cách dùng» của Thuốc A:"),
+        QuoteList(None, (quote("Người lớn: 500 mg mỗi 6 giờ.", DOSE0.doc_id),)),
+        QuoteList("Trẻ em", (quote("Trẻ em: 10 mg/kg.", DOSE1.doc_id),)),
+        QuoteList(None, tuple(quote(t, TABLE.doc_id) for t in (
+            "Bảng: Tương tác chính", "| Thuốc | Hậu quả |", "|---|---|", "| Warfarin | Chảy máu |"))),
     ]
-    safety = [SafetyView(drug_id="thuoc_a", kind="contraindication", matched="loét dạ dày", doc_id=ci.doc_id,
+    safety = [SafetyView(drug_id="thuoc_a", kind="contraindication", matched="loét dạ dày", doc_id=CI.doc_id,
                          quote="Loét dạ dày tiến triển.", applies=True, section_title="Chống chỉ định")]
-    return reply(answer=answer, evidence=[ci, dose0, dose1, table], claims=claims, safety=safety,
+    return reply(answer="(the blocks as text)", blocks=blocks, evidence=[CI, DOSE0, DOSE1, TABLE], safety=safety,
                  notices=["(«thuoc a»: hiểu là Thuốc A.)"], quotes_checked=True)
 
 
@@ -263,19 +262,21 @@ def test_the_document_puts_notices_and_the_safety_block_before_the_quotes():
     kinds = [type(b) for b in doc.blocks]
     assert kinds[:3] == [Notice, SafetyBlock, Prose]
     safety = doc.blocks[1]
-    assert safety.title == "⚠ Lưu ý cho trường hợp này (loét dạ dày, 70 tuổi)"
-    assert [(i.kind, i.drug, i.quote, i.applies) for i in safety.items] == [
+    assert [(i.title, drug, i.quote, i.applies) for drug, i in safety.items] == [
         ("Chống chỉ định", "Thuốc A", "Loét dạ dày tiến triển.", True)]
-    assert safety.notes and "không có nghĩa là an toàn" in safety.notes[0]  # the agent's own sentence is kept
+    html = render.document_html(doc, "t1")
+    assert '<div class="dt-safety-title">⚠ Lưu ý cho trường hợp này (loét dạ dày, 70 tuổi)</div>' in html
+    note = html.split('class="dt-note">')[1].split("</li>")[0]
+    assert note.startswith("Thuốc A: không thấy") and "không có nghĩa là an toàn" in note  # the agent's own sentence
     assert doc.blocks[2].text.startswith("Theo Dược thư (bản demo), mục «Liều lượng")
-    assert not any(isinstance(b, Prose) and (b.text == DEMO_NOTICE or b.text.startswith("[1]")) for b in doc.blocks)
+    assert DEMO_NOTICE not in html and "[1] Thuốc A" not in html
 
 
 def test_claims_become_quote_lists_with_groups_and_tables():
     doc = ui.build_document(safety_reply(), NAMES)
     lists = [b for b in doc.blocks if isinstance(b, QuoteList)]
     assert [q.group for q in lists] == [None, "Trẻ em", None]
-    table = lists[2].items[1]
+    table = quote_items(lists[2].quotes)[1]
     assert isinstance(table, TableItem)
     assert table.header == ("Thuốc", "Hậu quả") and table.rows == (("Warfarin", "Chảy máu"),)
 
@@ -301,27 +302,29 @@ def test_chips_link_to_their_cards():
 
 def test_a_verify_pdf_reply_leads_with_the_pdf_warning():
     r = safety_reply()
-    r = r.model_copy(update={"outcome": "verify_pdf", "answer": "⚠ Cần đối chiếu bản in: bảng …\n" + r.answer})
+    r = r.model_copy(update={"outcome": "verify_pdf", "blocks": [VerifyPdf((TABLE.doc_id,)), *r.blocks]})
     doc = ui.build_document(r, NAMES)
-    assert isinstance(doc.blocks[0], VerifyPdf) and doc.blocks[0].tables == ("Thuốc A — Tương tác thuốc",)
-    assert doc.blocks[0].cards == (1,)  # cards are numbered in reading order
+    assert isinstance(doc.blocks[0], VerifyPdf) and doc.numbers(doc.blocks[0].doc_ids) == (1,)  # reading order
+    assert "bản PDF (Thuốc A — Tương tác thuốc)" in render.document_html(doc, "t2")
 
 
-def test_lines_the_structure_does_not_cover_are_kept_as_text():
-    doc = ui.build_document(reply(answer="Bạn hỏi về thuốc nào?\nMột dòng mới lạ.", evidence=[], claims=[]), NAMES)
+def test_the_assistants_own_sentences_are_shown_as_written():
+    doc = ui.build_document(reply(blocks=[Prose("Bạn hỏi về thuốc nào?"), Prose("Một dòng mới lạ.")], evidence=[]),
+                            NAMES)
     assert [b.text for b in doc.blocks] == ["Bạn hỏi về thuốc nào?", "Một dòng mới lạ."]
     assert doc.cards == ()
 
 
-def test_unmatched_claims_and_safety_still_show():
+def test_the_page_is_built_from_the_blocks_whatever_the_text_says():
     r = safety_reply().model_copy(update={"answer": "Một câu trả lời có định dạng khác."})
     doc = ui.build_document(r, NAMES)
     assert isinstance(doc.blocks[1], SafetyBlock)  # after the notice
-    assert sum(len(b.items) for b in doc.blocks if isinstance(b, QuoteList)) == 4  # 3 quotes and a table
+    assert sum(len(quote_items(b.quotes)) for b in doc.blocks if isinstance(b, QuoteList)) == 4  # 3 quotes, a table
 
 
 def test_retrieval_only_shows_the_evidence_as_cards_and_says_nothing_was_generated():
     r = reply(generated=False, notices=["Chế độ chỉ truy xuất: duocthu không tạo câu trả lời."],
+              blocks=[Notice("Chế độ chỉ truy xuất: duocthu không tạo câu trả lời."), Passages((CI.doc_id,))],
               answer="Chế độ chỉ truy xuất …\n\n[1] Thuốc A — Chống chỉ định: Quá mẫn với thuốc A.")
     doc = ui.build_document(r, NAMES)
     assert not doc.generated and len(doc.cards) == 1
@@ -331,11 +334,18 @@ def test_retrieval_only_shows_the_evidence_as_cards_and_says_nothing_was_generat
 @pytest.mark.parametrize("evil", ["<img src=x onerror=alert(1)>", "**đậm** [x](javascript:alert(1))", "<script>x</script>"])
 def test_user_and_book_text_is_escaped_in_every_piece_of_html(evil):
     ev = evidence(text=f"Quá mẫn {evil}.", drug_id=evil)
-    r = reply(answer=f"{evil}\n- Quá mẫn {evil}. [1]", evidence=[ev], notices=[],
-              claims=[ClaimView(text=f"Quá mẫn {evil}.", evidence_ids=[ev.doc_id], heading=evil)])
+    r = reply(blocks=[Prose(evil), QuoteList(None, (Quote(f"Quá mẫn {evil}.", (ev.doc_id,), heading=evil),))],
+              evidence=[ev], notices=[])
     doc = ui.build_document(r, {evil: evil})
     out = render.document_html(doc, "t0") + render.cards_html(doc, "t0")
     assert "<img" not in out and "<script" not in out and "&lt;" in out or "<" not in evil
+
+
+def test_blocks_travel_in_the_reply_json_with_their_type():
+    data = safety_reply().to_json_dict()
+    assert [b["type"] for b in data["blocks"]] == ["notice", "safety", "prose", "quotes", "quotes", "quotes"]
+    assert data["blocks"][1]["drugs"][0]["items"][0]["doc_id"] == CI.doc_id
+    assert AgentReply.model_validate(data).blocks == safety_reply().blocks
 
 
 def test_markdown_tables_in_book_text_render_as_tables():
@@ -423,5 +433,8 @@ def test_every_example_question_leads_to_an_answer(demo_runtime):
 
 
 def test_the_demo_notice_is_left_to_the_page_banner():
-    doc = ui.build_document(reply(answer=f"Xin chào! Hỏi về thuốc. {DEMO_NOTICE}", evidence=[]), NAMES)
-    assert [b.text for b in doc.blocks] == ["Xin chào! Hỏi về thuốc."]
+    greeting = smalltalk(None, None)  # type: ignore[arg-type]  # it needs neither the request nor the services
+    r = reply(answer=render_text(greeting), blocks=list(greeting.blocks), evidence=[])
+    doc = ui.build_document(r, NAMES)
+    assert r.answer.endswith(DEMO_NOTICE) and [type(b) for b in doc.blocks] == [Prose]
+    assert DEMO_NOTICE not in render.document_html(doc, "t0")

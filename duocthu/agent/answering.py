@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from duocthu.agent.messages import ADULT_GROUP
 from duocthu.budget import RequestBudget
 from duocthu.chunker import split_sentences
 from duocthu.errors import AnswerGenerationUnavailable, RequestBudgetExhausted
@@ -226,7 +227,6 @@ def quote_units(text: str) -> list[QuoteUnit]:
 # A line for children names them or their ages; "mg/kg" alone does not ("Lupus: 0,5–1 mg/kg/ngày").
 _CHILD_RE = re.compile(r"\b(tre|so sinh|nhu nhi|be)\b|\d+\s*(?:[-–]\s*\d+\s*)?(?:tuoi|thang)\b")
 _ADULT_RE = re.compile(r"\bnguoi (lon|cao tuoi|truong thanh)\b")
-ADULT_GROUP = "Người lớn (không áp dụng cho trẻ; để đối chiếu)"
 
 
 def children_first(claims: Sequence[Claim]) -> list[Claim]:

@@ -1,20 +1,29 @@
-"""What the user reads: clarify questions, abstentions and reason texts, in plain Vietnamese."""
+"""What the user reads, in plain Vietnamese: every sentence the assistant writes, as constants and templates.
+
+Clarify questions, abstentions and reason texts; the sentences an answer is built around (notices,
+headings, the safety block's titles and notes, the sources list); the input checks. Code elsewhere in
+``duocthu.agent`` builds typed blocks and calls these; it writes no Vietnamese of its own.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+from duocthu.retrieval.safety import FindingKind
 from duocthu.sections import SECTION_TITLES
 from duocthu.text import fold
-from duocthu.understanding.frame import QueryFrame
+from duocthu.types import Hit
+from duocthu.understanding.frame import Population, QueryFrame
 
 DEMO_NOTICE = (
     "Dữ liệu minh họa do dự án duocthu biên soạn, không phải văn bản Dược thư Quốc gia, "
     "không dùng cho quyết định lâm sàng."
 )
 
-SMALLTALK_REPLY = (
-    "Xin chào! Tôi là trợ lý tra cứu thuốc của duocthu — một chương trình máy tính, không phải bác sĩ hay dược sĩ. Bạn có thể hỏi về liều dùng, chống chỉ định, "
-    "tác dụng phụ, tương tác thuốc… của một thuốc trong Dược thư (bản demo), hoặc hỏi thuốc nào có chỉ "
-    "định cho một bệnh. " + DEMO_NOTICE
+SMALLTALK_REPLY = (  # the demo notice follows it on the same line (``Closing.INLINE``)
+    "Xin chào! Tôi là trợ lý tra cứu thuốc của duocthu — một chương trình máy tính, không phải bác sĩ hay dược sĩ. "
+    "Bạn có thể hỏi về liều dùng, chống chỉ định, tác dụng phụ, tương tác thuốc… của một thuốc trong Dược thư "
+    "(bản demo), hoặc hỏi thuốc nào có chỉ định cho một bệnh."
 )
 
 REASON_TEXT: dict[str, str] = {
@@ -93,7 +102,7 @@ def vi_number(value: float) -> str:
 
 
 def clarify_question(
-    reason: str, frame: QueryFrame, drug_name: str | None, drug_names: dict[str, str] | None = None
+    reason: str, frame: QueryFrame, drug_name: str | None, drug_names: Mapping[str, str] | None = None
 ) -> tuple[str, tuple[str, ...]]:
     drug = drug_name or "thuốc này"
     drug_names = drug_names or {}
@@ -157,7 +166,7 @@ MEDICAL_OUT_OF_SCOPE_REPLY = (
 )
 
 
-def not_in_book_message(names: list[str], suggestions: dict[str, str], drug_names: dict[str, str]) -> str:
+def not_in_book_message(names: Sequence[str], suggestions: Mapping[str, str], drug_names: Mapping[str, str]) -> str:
     listed = ", ".join(f"«{n}»" for n in names)
     text = (
         f"{listed} không có trong Dược thư (bản demo) của duocthu, nên duocthu không trả lời thay bằng một "
@@ -170,7 +179,7 @@ def not_in_book_message(names: list[str], suggestions: dict[str, str], drug_name
 
 
 def abstain_message(
-    reason: str, frame: QueryFrame | None = None, detail: str = "", drug_names: dict[str, str] | None = None
+    reason: str, frame: QueryFrame | None = None, detail: str = "", drug_names: Mapping[str, str] | None = None
 ) -> str:
     if reason == "drug_not_in_formulary" and frame is not None:
         names = list(frame.unknown_drugs) + [n for p in frame.products for n in p.uncovered]
@@ -225,3 +234,190 @@ def no_interaction_message(names: list[str]) -> str:
         f"Không tìm thấy thông tin về tương tác giữa {joined} trong mục Tương tác thuốc của từng thuốc "
         "trong Dược thư (bản demo). Điều này KHÔNG có nghĩa là an toàn khi phối hợp. Hãy hỏi dược sĩ hoặc bác sĩ."
     )
+
+
+# -- input checks ------------------------------------------------------------------------------------
+
+NOT_TEXT = "Câu hỏi phải là văn bản."
+EMPTY_TURN = "Hãy nhập câu hỏi về một thuốc."
+
+
+def too_long(length: int, limit: int) -> str:
+    return f"Câu hỏi dài {length:,} ký tự; giới hạn là {limit:,}. Hãy rút gọn."
+
+
+# -- notices: what an answer says before its quotes ---------------------------------------------------
+
+
+def quoted(names: Sequence[str]) -> str:
+    """«a», «b»"""
+    return ", ".join(f"«{n}»" for n in names)
+
+
+def read_as(surface: str, drug_name: str) -> str:
+    """How a name was read: "(«montelucast»: hiểu là Montelukast.)"."""
+    return f"(«{surface}»: hiểu là {drug_name}.)"
+
+
+def product_not_in_book(product: str, component: str) -> str:
+    return f"«{product}» ({component}) không có trong Dược thư (bản demo) nên không được trả lời ở đây."
+
+
+def product_partly_in_book(product: str, covered: Sequence[str], uncovered: Sequence[str]) -> str:
+    return (
+        f"«{product}» gồm nhiều thành phần: Dược thư (bản demo) có {', '.join(covered) or 'không thành phần nào'}; "
+        f"{', '.join(uncovered)} không có trong Dược thư (bản demo) nên không được trả lời ở đây."
+    )
+
+
+def number_not_stated(unit: str, sections: Sequence[str]) -> str:
+    return (f"Mục {', '.join(sections)} trong Dược thư (bản demo) không nêu con số ({unit}) bạn hỏi. Các câu trích "
+            "dưới đây là nội dung của mục, không phải câu trả lời cho con số đó.")
+
+
+def doses_left_out(count: int) -> str:
+    return (f"(Đã lược {count} câu có liều lượng: Dược thư (bản demo) chống chỉ định thuốc này cho trường hợp "
+            "này.)")
+
+
+def indication_instead(asked: str, found: str, states: Sequence[str]) -> str:
+    return (f"Không thấy thuốc nào trong Dược thư (bản demo) có chỉ định «{asked}»; dưới đây là các thuốc có chỉ "
+            f"định «{found}», đối chiếu với {quoted(states)}.")
+
+
+def searched_other_name(missing: Sequence[str], drug_name: str) -> str:
+    return (f"{quoted(missing)} không có trong Dược thư (bản demo); duocthu chỉ tìm tên này trong các mục Tương tác "
+            f"thuốc và Chống chỉ định của {drug_name}.")
+
+
+def did_you_mean(drug_name: str) -> str:
+    return f"Có phải bạn hỏi về {drug_name}?"
+
+
+# -- the answer's own sentences -------------------------------------------------------------------------
+
+ADULT_GROUP = "Người lớn (không áp dụng cho trẻ; để đối chiếu)"  # adults' lines in a child's dose answer
+POPULATION_WORDS = {Population.PEDIATRIC: "trẻ em", Population.ADULT: "người lớn", Population.ELDERLY: "người cao tuổi"}
+
+
+def section_of(section_title: str, drug_name: str) -> str:
+    """"«Liều lượng và cách dùng» của Paracetamol"."""
+    return f"«{section_title}» của {drug_name}"
+
+
+def quoted_sections(sections: Sequence[str]) -> str:
+    """The heading of a quoted answer: at most four sections named."""
+    return "Theo Dược thư (bản demo), mục " + ", ".join(sections[:4]) + (" …" if len(sections) > 4 else "") + ":"
+
+
+def asked_for(population: Population, facts: Sequence[str]) -> str:
+    """Who a dose was asked for, and that duocthu does not compute doses."""
+    who = POPULATION_WORDS[population]
+    return (f"(Bạn hỏi cho: {who}" + (f", {', '.join(facts)}" if facts else "")
+            + ". duocthu không tự tính liều: hãy đối chiếu với mức liều dưới đây.)")
+
+
+def indicated_for(indication: str) -> str:
+    """The heading of a reverse lookup's list."""
+    return (f"Các thuốc trong Dược thư (bản demo) có nêu chỉ định «{indication}» (theo thứ tự tìm thấy, "
+            "không phải xếp hạng điều trị):")
+
+
+def contraindication_may_concern(drug_name: str) -> str:
+    return (f"{drug_name}: Chống chỉ định có nêu trường hợp liên quan (xem «Lưu ý» ở trên) — "
+            "cần đối chiếu với tình trạng người bệnh.")
+
+
+def no_contraindication_found(drug_name: str, facts: Sequence[str]) -> str:
+    return (f"{drug_name}: không thấy chống chỉ định với {', '.join(facts)} trong Dược thư (bản demo) — "
+            "không có nghĩa là an toàn.")
+
+
+CONTRAINDICATED_FOR_THIS_PATIENT = "Chống chỉ định với người bệnh này (theo Dược thư, bản demo):"
+
+
+def contraindicated_answer(drug_names: str, strictly: bool, asks_dose: bool) -> str:
+    """The contraindication is the answer: no dose; ask for an alternative."""
+    verb = "chống chỉ định" if strictly else "chống chỉ định hoặc không khuyến cáo dùng"
+    return (f"Dược thư (bản demo) {verb} {drug_names} cho trường hợp này"
+            + (", nên duocthu không đưa liều." if asks_dose else ".")
+            + " Hãy hỏi bác sĩ hoặc dược sĩ về thuốc thay thế. Các mục khác của thuốc: chọn bên dưới.")
+
+
+def other_sections(drug_names: str, titles: Sequence[str]) -> tuple[str, ...]:
+    """Quick replies: "Chống chỉ định của Metformin", …"""
+    return tuple(f"{title} của {drug_names}" for title in titles)
+
+
+CONTRAINDICATED_NEXT = ("Chống chỉ định", "Thận trọng", "Tương tác thuốc", "Chỉ định")
+
+
+def unknown_not_in_unchecked(missing: Sequence[str], drug_name: str) -> str:
+    return (f"Không thấy {quoted(missing)} trong phần chữ của mục Tương tác thuốc và Chống chỉ định của {drug_name}, "
+            "nhưng mục này có bảng chưa được đối chiếu với bản in: chưa thể kết luận trước khi kiểm tra trang PDF "
+            "được dẫn. Điều này KHÔNG có nghĩa là an toàn khi phối hợp. Hãy hỏi dược sĩ hoặc bác sĩ.")
+
+
+def unknown_not_named(missing: Sequence[str], drug_name: str) -> str:
+    return (f"Không thấy {quoted(missing)} được nhắc đến trong mục Tương tác thuốc và Chống chỉ định của {drug_name} "
+            "trong Dược thư (bản demo), và bản thân thuốc này không có trong Dược thư. Điều này KHÔNG có nghĩa là an "
+            "toàn khi phối hợp. Hãy hỏi dược sĩ hoặc bác sĩ.")
+
+
+def unknown_named_in(missing: Sequence[str], drug_name: str) -> str:
+    return f"Dược thư (bản demo) nhắc đến {quoted(missing)} trong các mục sau của {drug_name}:"
+
+
+# -- the safety block, the PDF warning, the sources ------------------------------------------------------
+
+SAFETY_HEADING = "⚠ Lưu ý cho trường hợp này"
+_FINDING_TITLES = {
+    FindingKind.CONTRAINDICATION: "Chống chỉ định", FindingKind.AGE_LIMIT: "Chống chỉ định theo tuổi",
+    FindingKind.CAUTION: "Thận trọng", FindingKind.INTERACTION: "Tương tác thuốc",
+    FindingKind.PREGNANCY: "Thời kỳ mang thai", FindingKind.BREASTFEEDING: "Thời kỳ cho con bú",
+}
+
+
+def safety_heading(facts: Sequence[str]) -> str:
+    """"⚠ Lưu ý cho trường hợp này (3 tuổi, mang thai)"."""
+    return f"{SAFETY_HEADING} ({', '.join(facts)})"
+
+
+def finding_title(kind: FindingKind, section_title: str) -> str:
+    """What the book calls a finding: an age group the dosing section declines is not a "Chống chỉ định"."""
+    if kind is FindingKind.AGE_LIMIT and section_title != SECTION_TITLES["chong_chi_dinh"]:
+        return f"Giới hạn tuổi ({section_title})"
+    return _FINDING_TITLES[kind]
+
+
+def nothing_said_about(drug_name: str, facts: Sequence[str]) -> str:
+    """The patient facts the book says nothing about for a drug."""
+    return (f"{drug_name}: không thấy trong Dược thư (bản demo) nội dung nào về {', '.join(facts)} — "
+            "điều này không có nghĩa là an toàn.")
+
+
+def verify_pdf(tables: Sequence[str], pages: Sequence[str]) -> str:
+    return (
+        "⚠ Cần đối chiếu bản in: bằng chứng có bảng chưa được kiểm tra với bản PDF (" + "; ".join(tables)
+        + (" — " + "; ".join(pages) if pages else "") + "). Không dùng số liệu trong bảng khi chưa kiểm tra."
+    )
+
+
+SOURCES_HEADING = "Nguồn:"
+
+
+def source_line(number: int, hit: Hit) -> str:
+    chunk = hit.chunk
+    return (f"[{number}] {chunk.display_name} — {chunk.section_title}, phần {chunk.part_index + 1}; "
+            + "; ".join(chunk.source_refs) + (" (bảng chưa đối chiếu bản in)" if chunk.needs_visual_check else ""))
+
+
+def passage(number: int, hit: Hit) -> str:
+    """Retrieval-only mode: a chunk shown whole."""
+    return f"[{number}] {hit.chunk.display_name} — {hit.chunk.section_title}: {hit.chunk.text}"
+
+
+GENERATED_NOTHING = (
+    "Chế độ chỉ truy xuất: duocthu không tạo câu trả lời, chỉ trích nguyên văn các đoạn tìm được. "
+    "Hãy tự đọc và đối chiếu."
+)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from duocthu.types import Hit
+from duocthu.types import Block, Hit
+
+# A block in JSON names its kind: {"type": "notice" | "verify_pdf" | "safety" | "prose" | "quotes" | "passages", …}
+TaggedBlock = Annotated[Block, Field(discriminator="type")]
 
 
 class EvidenceView(BaseModel):
@@ -64,7 +67,8 @@ class AgentReply(BaseModel):
     reason: str
     rule: int | None
     frame: dict[str, Any] | None
-    answer: str
+    answer: str  # the blocks as text
+    blocks: list[TaggedBlock] = Field(default_factory=list)  # what the answer says, typed (the page is built from them)
     quick_replies: list[str] = Field(default_factory=list)
     evidence: list[EvidenceView] = Field(default_factory=list)
     omitted_evidence_ids: list[str] = Field(default_factory=list)

@@ -1,11 +1,8 @@
-"""A reply as a document: notices, the safety block, the quoted claims and one source card per section.
+"""A reply as a page: the answer's blocks, and one source card per section of the book they cite.
 
-Every quote, citation and source comes from the reply's structure (``safety``, ``claims``,
-``evidence``, ``notices``). The reply carries no field for the agent's own connecting sentences
-(the heading "Theo Dược thư … mục …", "Bạn hỏi cho: …", "không thấy … — không có nghĩa là an toàn",
-a clarify question, a refusal), so :func:`build_document` walks ``answer`` line by line only to keep
-those sentences in their place: a line that a structured part already shows is skipped, and any
-other line is kept as text — nothing the agent said is dropped, whatever its wording.
+The blocks (``reply.blocks``: notices, the PDF warning, the safety block, prose, quote lists) are
+the answer itself; this module numbers the cards they cite, in reading order, and marks the quoted
+sentences inside the cards. Nothing is read back from the answer's text.
 
 Citation numbers are the cards' numbers: one card per (drug, section), its parts merged.
 """
@@ -16,28 +13,15 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from duocthu.agent.compose import KIND_TITLES, SAFETY_HEADING, safety_title
-from duocthu.agent.messages import DEMO_NOTICE
-from duocthu.agent.reply import AgentReply, ClaimView, EvidenceView, SafetyView
+from duocthu.agent.reply import AgentReply, EvidenceView, SafetyView
+from duocthu.types import Block, Passages, Prose, Quote, QuoteList, SafetyBlock, VerifyPdf
 
-VERIFY_PDF_PREFIX = "⚠ Cần đối chiếu bản in"
-SOURCES_LINE = "Nguồn:"
 RETRIEVAL_ONLY_LEAD = (
     "Các đoạn Dược thư (bản demo) tìm được, trích nguyên văn trong các thẻ nguồn dưới đây. "
     "Không có câu nào được tạo ra: hãy tự đọc và đối chiếu."
 )
-_KIND_ORDER = [kind.value for kind in KIND_TITLES]
 PAGES = re.compile(r"tr\.\s*(\d+)(?:\s*[–-]\s*(\d+))?")
 _GUILLEMETS = re.compile(r"«(.+)»")
-
-
-@dataclass(frozen=True)
-class QuoteItem:
-    """One quoted sentence of the book, with the line it sits under and its source cards."""
-
-    text: str
-    heading: str | None
-    cards: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -46,52 +30,7 @@ class TableItem:
 
     header: tuple[str, ...] | None
     rows: tuple[tuple[str, ...], ...]
-    cards: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class SafetyItem:
-    kind: str  # "Chống chỉ định", "Thận trọng", …
-    drug: str
-    matched: str  # the patient fact it matched
-    quote: str
-    applies: bool  # it covers this patient for certain
-    cards: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Notice:
-    text: str
-
-
-@dataclass(frozen=True)
-class VerifyPdf:
-    """The evidence holds a table not yet checked against the printed page."""
-
-    tables: tuple[str, ...]  # "Gentamicin — Liều lượng và cách dùng"
-    cards: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class SafetyBlock:
-    title: str  # "⚠ Lưu ý cho trường hợp này (3 tuổi, mang thai)"
-    items: tuple[SafetyItem, ...]
-    notes: tuple[str, ...]  # what the book does not say for this patient ("không thấy …")
-
-
-@dataclass(frozen=True)
-class Prose:
-    text: str
-    bullet: bool = False
-
-
-@dataclass(frozen=True)
-class QuoteList:
-    group: str | None
-    items: tuple[QuoteItem | TableItem, ...]
-
-
-Block = Notice | VerifyPdf | SafetyBlock | Prose | QuoteList
+    doc_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -140,14 +79,21 @@ class SourceCard:
 
 @dataclass(frozen=True)
 class AnswerDocument:
+    """The answer's blocks, its source cards, and which card each cited chunk is on."""
+
     outcome: str
     blocks: tuple[Block, ...]
     cards: tuple[SourceCard, ...]
     generated: bool
     quotes_checked: bool
+    card_of: Mapping[str, int] = field(default_factory=dict)  # doc_id → card number
 
     def card(self, number: int) -> SourceCard:
         return self.cards[number - 1]
+
+    def numbers(self, doc_ids: Sequence[str]) -> tuple[int, ...]:
+        """The cards of these chunks, each once, in their order."""
+        return tuple(dict.fromkeys(self.card_of[d] for d in doc_ids if d in self.card_of))
 
 
 # -- source cards ------------------------------------------------------------------------------------
@@ -197,6 +143,10 @@ class _CardBook:
             if number not in numbers:
                 numbers.append(number)
         return tuple(numbers)
+
+    def numbers(self) -> dict[str, int]:
+        """doc_id → the number of its card."""
+        return {doc_id: n for n, key in enumerate(self._keys, start=1) for doc_id in self._docs[key]}
 
     def cards(self) -> tuple[SourceCard, ...]:
         for item in self.evidence:  # every evidence chunk gets a card, cited or not
@@ -262,138 +212,42 @@ def rows_to_table(rows: Sequence[str]) -> tuple[tuple[str, ...] | None, tuple[tu
 # -- the document ------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Builder:
-    book: _CardBook
-    blocks: list[Block | list] = field(default_factory=list)
-
-    def quote(self, claim: ClaimView) -> None:
-        cards = self.book.cite(claim.evidence_ids, quoted_sentence(claim.text))
-        last = self.blocks[-1] if self.blocks else None
-        if not (isinstance(last, list) and last[0] == claim.group):
-            last = [claim.group]
-            self.blocks.append(last)
-        if is_table_row(claim.text):
-            previous = last[-1] if len(last) > 1 else None
-            if isinstance(previous, dict):
-                previous["rows"].append(claim.text)
-                previous["cards"] = tuple(dict.fromkeys((*previous["cards"], *cards)))
+def quote_items(quotes: Sequence[Quote]) -> tuple[Quote | TableItem, ...]:
+    """Quotes as the page shows them: consecutive table rows of the book merged into one table."""
+    items: list[Quote | list[Quote]] = []
+    for quote in quotes:
+        if is_table_row(quote.text):
+            if items and isinstance(items[-1], list):
+                items[-1].append(quote)
             else:
-                last.append({"rows": [claim.text], "cards": cards})
+                items.append([quote])
         else:
-            last.append(QuoteItem(claim.text, claim.heading, cards))
-
-    def freeze(self) -> tuple[Block, ...]:
-        frozen: list[Block] = []
-        for block in self.blocks:
-            if isinstance(block, list):
-                items: list[QuoteItem | TableItem] = []
-                for item in block[1:]:
-                    if isinstance(item, dict):
-                        header, rows = rows_to_table(item["rows"])
-                        items.append(TableItem(header, rows, item["cards"]))
-                    else:
-                        items.append(item)
-                frozen.append(QuoteList(block[0], tuple(items)))
-            else:
-                frozen.append(block)
-        return tuple(frozen)
+            items.append(quote)
+    return tuple(_table(item) if isinstance(item, list) else item for item in items)
 
 
-def _safety_items(safety: Sequence[SafetyView], book: _CardBook, names: Mapping[str, str]) -> tuple[SafetyItem, ...]:
-    drugs = list(dict.fromkeys(s.drug_id for s in safety))
-    ordered = sorted(safety, key=lambda s: (drugs.index(s.drug_id), not s.applies,
-                                            _KIND_ORDER.index(s.kind) if s.kind in _KIND_ORDER else 99))
-    return tuple(
-        SafetyItem(safety_title(s.kind, s.section_title), names.get(s.drug_id, s.drug_id), s.matched, s.quote, s.applies,
-                   book.cite([s.doc_id], s.quote))
-        for s in ordered
-    )
-
-
-def _verify_pdf(evidence: Sequence[EvidenceView], book: _CardBook, names: Mapping[str, str]) -> VerifyPdf:
-    flagged = [e for e in evidence if e.requires_visual_check]
-    tables = tuple(dict.fromkeys(f"{names.get(e.drug_id, e.drug_id)} — {e.section_title}" for e in flagged))
-    return VerifyPdf(tables, book.cite([e.doc_id for e in flagged], cited=False))
-
-
-def _claim_line(line: str, claim: ClaimView) -> bool:
-    return line.startswith("- ") and claim.text in line
+def _table(rows: list[Quote]) -> TableItem:
+    header, body = rows_to_table([q.text for q in rows])
+    return TableItem(header, body, tuple(dict.fromkeys(d for q in rows for d in q.doc_ids)))
 
 
 def build_document(reply: AgentReply, names: Mapping[str, str] | None = None) -> AnswerDocument:
-    """The reply laid out for reading (see the module docstring for what comes from where)."""
-    names = names or {}
-    book = _CardBook(reply.evidence, reply.safety, names)
-    out = _Builder(book)
-    if not reply.generated and reply.evidence:
-        out.blocks += [Notice(n) for n in reply.notices]
-        out.blocks.append(Prose(RETRIEVAL_ONLY_LEAD))
-        for e in reply.evidence:
-            book.cite([e.doc_id], cited=True)
-        return AnswerDocument(reply.outcome, out.freeze(), book.cards(), False, False)
-
-    # Cards are numbered in reading order: the PDF warning and the safety block come first.
-    verify = _verify_pdf(reply.evidence, book, names) if reply.outcome == "verify_pdf" else None
-    safety_items = _safety_items(reply.safety, book, names)
-    claims = list(reply.claims)
-    groups = {f"{c.group}:" for c in claims if c.group}
-    safety_quotes = [f"«{s.quote}»" for s in reply.safety]
-    next_claim = 0
-    shown_notices: set[str] = set()
-    safety_at: int | None = None
-    safety_title = SAFETY_HEADING
-    notes: list[str] = []
-    verify_placed = False
-    in_safety = False
-    for raw in reply.answer.split("\n"):
-        line = raw.strip()
-        if not line:
-            in_safety = False
-            continue
-        if line == SOURCES_LINE:
-            break  # the source list: shown as the cards
-        line = line.replace(DEMO_NOTICE, "").strip()  # the page shows the notice once, as a banner
-        if not line:
-            continue
-        if line in reply.notices:
-            if line not in shown_notices:
-                out.blocks.append(Notice(line))
-                shown_notices.add(line)
-            continue
-        if line.startswith(VERIFY_PDF_PREFIX):
-            if not verify_placed:
-                out.blocks.append(verify or _verify_pdf(reply.evidence, book, names))
-                verify_placed = True
-            continue
-        if line.startswith(SAFETY_HEADING) and safety_at is None:
-            safety_at, safety_title, in_safety = len(out.blocks), line.rstrip(":"), True
-            out.blocks.append(Prose(""))  # the place of the safety block
-            continue
-        if in_safety and line.startswith("- "):
-            if not any(q in line for q in safety_quotes):
-                notes.append(line[2:])
-            continue
-        in_safety = False
-        if next_claim < len(claims) and _claim_line(line, claims[next_claim]):
-            out.quote(claims[next_claim])
-            next_claim += 1
-            continue
-        if line in groups:
-            continue  # a claim group's heading: the quote list shows it
-        out.blocks.append(Prose(line[2:] if line.startswith("- ") else line, bullet=line.startswith("- ")))
-
-    for claim in claims[next_claim:]:  # claims whose lines were not recognised still show, at the end
-        out.quote(claim)
-    if reply.safety or safety_at is not None:
-        block = SafetyBlock(safety_title, safety_items, tuple(notes))
-        if safety_at is None:
-            safety_at = sum(isinstance(b, Notice) for b in out.blocks)
-            out.blocks.insert(safety_at, block)
-        else:
-            out.blocks[safety_at] = block
-    missing: list[Block] = [Notice(n) for n in reply.notices if n not in shown_notices]
-    if verify is not None and not verify_placed:
-        missing.append(verify)
-    out.blocks[:0] = missing
-    return AnswerDocument(reply.outcome, out.freeze(), book.cards(), reply.generated, reply.quotes_checked)
+    """The reply laid out for reading: cards numbered in the order the blocks cite them, then the rest."""
+    book = _CardBook(reply.evidence, reply.safety, names or {})
+    blocks: list[Block] = []
+    for block in reply.blocks:
+        if isinstance(block, VerifyPdf):
+            book.cite(block.doc_ids, cited=False)
+        elif isinstance(block, SafetyBlock):
+            for _drug, item in block.items:
+                book.cite([item.doc_id], item.quote)
+        elif isinstance(block, QuoteList):
+            for quote in block.quotes:
+                book.cite(quote.doc_ids, quoted_sentence(quote.text))
+        elif isinstance(block, Passages):  # retrieval-only: the passages are the cards
+            book.cite(block.doc_ids)
+            block = Prose(RETRIEVAL_ONLY_LEAD)
+        blocks.append(block)
+    cards = book.cards()
+    return AnswerDocument(reply.outcome, tuple(blocks), cards, reply.generated, reply.quotes_checked,
+                          book.numbers())

@@ -10,20 +10,17 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping, Sequence
 
+from duocthu.agent import messages as msg
 from duocthu.presentation.document import (
     AnswerDocument,
-    Notice,
-    Prose,
-    QuoteItem,
-    QuoteList,
-    SafetyBlock,
     SourceCard,
     TableItem,
-    VerifyPdf,
     is_separator_row,
     is_table_row,
+    quote_items,
     rows_to_table,
 )
+from duocthu.types import Notice, Prose, Quote, QuoteList, SafetyBlock, VerifyPdf
 
 CSS = """
 <style>
@@ -150,7 +147,7 @@ def text_html(text: str, quotes: Sequence[str] = ()) -> str:
 # -- the answer -----------------------------------------------------------------------------------------
 
 
-def _quote_items(key: str, items: Sequence[QuoteItem | TableItem]) -> str:
+def _quote_items(key: str, doc: AnswerDocument, quotes: Sequence[Quote]) -> str:
     out: list[str] = []
     bullets: list[str] = []
 
@@ -159,15 +156,39 @@ def _quote_items(key: str, items: Sequence[QuoteItem | TableItem]) -> str:
             out.append("<ul>" + "".join(bullets) + "</ul>")
             bullets.clear()
 
-    for item in items:
+    for item in quote_items(quotes):
+        cards = doc.numbers(item.doc_ids)
         if isinstance(item, TableItem):
             flush()
-            out.append(table_html(item.header, item.rows) + (f'<div>{chips(key, item.cards)}</div>' if item.cards else ""))
+            out.append(table_html(item.header, item.rows) + (f"<div>{chips(key, cards)}</div>" if cards else ""))
         else:
-            head = f'<span class="dt-qhead">{esc(item.heading)}</span> ' if item.heading else ""
-            bullets.append(f"<li>{head}{esc(item.text)}{chips(key, item.cards)}</li>")
+            head = item.heading or (f"{item.source}:" if item.source else None)
+            head_html = f'<span class="dt-qhead">{esc(head)}</span> ' if head else ""
+            bullets.append(f"<li>{head_html}{esc(item.text)}{chips(key, cards)}</li>")
     flush()
     return "".join(out)
+
+
+def _verify_html(key: str, doc: AnswerDocument, block: VerifyPdf) -> str:
+    cards = doc.numbers(block.doc_ids)
+    tables = "; ".join(dict.fromkeys(f"{doc.card(n).drug_name} — {doc.card(n).section_title}" for n in cards))
+    return (
+        '<div class="dt-verify"><b>⚠ Cần đối chiếu bản in.</b> Bằng chứng có bảng chưa được kiểm tra với '
+        f"bản PDF ({esc(tables)}). Không dùng số liệu trong bảng khi chưa xem trang sách."
+        f"{chips(key, cards)}</div>"
+    )
+
+
+def _safety_html(key: str, doc: AnswerDocument, block: SafetyBlock) -> str:
+    items = [
+        f'<li><span class="dt-kind">{esc(i.title)}</span> — {esc(drug)} ({esc(", ".join(i.matched))}): '
+        f"«{esc(i.quote)}»{chips(key, doc.numbers([i.doc_id]))}"
+        + ('<span class="dt-applies">áp dụng cho người bệnh này</span>' if i.applies else "") + "</li>"
+        for drug, i in block.items
+    ]
+    items += [f'<li class="dt-note">{esc(msg.nothing_said_about(d.drug, d.not_found))}</li>' for d in block.notes]
+    return (f'<div class="dt-safety"><div class="dt-safety-title">{esc(msg.safety_heading(block.facts))}</div>'
+            f'<ul>{"".join(items)}</ul></div>')
 
 
 def document_html(doc: AnswerDocument, key: str) -> str:
@@ -188,29 +209,16 @@ def document_html(doc: AnswerDocument, key: str) -> str:
         if isinstance(block, Notice):
             out.append(f'<div class="dt-notice">{esc(block.text)}</div>')
         elif isinstance(block, VerifyPdf):
-            tables = "; ".join(block.tables)
-            out.append(
-                '<div class="dt-verify"><b>⚠ Cần đối chiếu bản in.</b> Bằng chứng có bảng chưa được kiểm tra với '
-                f"bản PDF ({esc(tables)}). Không dùng số liệu trong bảng khi chưa xem trang sách."
-                f"{chips(key, block.cards)}</div>"
-            )
+            out.append(_verify_html(key, doc, block))
         elif isinstance(block, SafetyBlock):
-            items = [
-                f'<li><span class="dt-kind">{esc(i.kind)}</span> — {esc(i.drug)} ({esc(i.matched)}): '
-                f"«{esc(i.quote)}»{chips(key, i.cards)}"
-                + ('<span class="dt-applies">áp dụng cho người bệnh này</span>' if i.applies else "") + "</li>"
-                for i in block.items
-            ]
-            items += [f'<li class="dt-note">{esc(note)}</li>' for note in block.notes]
-            out.append(f'<div class="dt-safety"><div class="dt-safety-title">{esc(block.title)}</div>'
-                       f'<ul>{"".join(items)}</ul></div>')
+            out.append(_safety_html(key, doc, block))
         elif isinstance(block, Prose):
             if block.text:
                 out.append(f"<p>{esc(block.text)}</p>")
         elif isinstance(block, QuoteList):
             if block.group:
                 out.append(f'<div class="dt-group">{esc(block.group)}</div>')
-            out.append(_quote_items(key, block.items))
+            out.append(_quote_items(key, doc, block.quotes))
     flush()
     return f'<div class="dt-doc">{"".join(out)}</div>'
 
