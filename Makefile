@@ -13,7 +13,7 @@ setup: $(SYNCED)
 $(SYNCED): pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 || \
 		{ echo "installing uv (one-off)"; $(PYTHON) -m pip install --quiet --disable-pip-version-check uv; }
-	$(UV) sync --frozen
+	$(UV) sync --frozen --all-extras  # every extra and the dev group: the demo, the lab, the tests
 	@touch $@
 
 index: setup

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from duocthu.config import PROJECT_ROOT, Settings
 from duocthu.errors import DuocthuError
+from duocthu.extras import require_extra
 
 if TYPE_CHECKING:
     from duocthu.runtime import Runtime
@@ -127,7 +128,7 @@ def parse_parameters(pairs: Iterable[Sequence[str]], cwd: Path | None = None) ->
 
 def notebook_parameters(path: Path) -> dict[str, str]:
     """The names and default expressions of a notebook's ``parameters`` cell."""
-    import papermill
+    papermill = require_extra("papermill", "lab", "the notebook workbench")
 
     return {name: str(info.get("default")) for name, info in papermill.inspect_notebook(str(path)).items()}
 
@@ -159,11 +160,8 @@ def resolve_kernel_name() -> str:
                 return name
         except NoSuchKernel:
             continue
-    try:
-        from ipykernel.kernelspec import install
-    except ImportError as exc:  # pragma: no cover - ipykernel is a core dependency
-        raise NotebookRunError("running notebooks needs ipykernel: uv sync") from exc
-    install(user=True, kernel_name=KERNEL_NAME, display_name="duocthu (.venv)")
+    kernelspec = require_extra("ipykernel.kernelspec", "lab", "running notebooks")
+    kernelspec.install(user=True, kernel_name=KERNEL_NAME, display_name="duocthu (.venv)")
     return KERNEL_NAME
 
 
@@ -212,7 +210,7 @@ def run_notebook(
     log_output: bool = False,
 ) -> NotebookRun:
     """Execute one notebook; never raises for a failing cell (the run records the error)."""
-    import papermill
+    papermill = require_extra("papermill", "lab", "running a notebook")
 
     name = path.stem
     output = output_dir / "notebooks" / f"{name}.ipynb"
@@ -324,7 +322,7 @@ def cmd_notebooks_list(args: argparse.Namespace, settings: Settings) -> int:
 
 def strip_outputs(path: Path) -> bool:
     """Remove outputs, execution counts and papermill metadata in place; True if anything changed."""
-    import nbformat
+    nbformat = require_extra("nbformat", "lab", "cleaning a notebook")
 
     nb = nbformat.read(str(path), as_version=4)
     before = nbformat.writes(nb)

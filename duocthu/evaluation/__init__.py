@@ -4,6 +4,10 @@ Runners return pandas DataFrames with one row per item (and per method), so a no
 group, plot and write metrics, and a test can assert on the same numbers.
 """
 
+from duocthu.extras import require_extra
+
+require_extra("pandas", "lab", "duocthu.evaluation")  # every runner returns a DataFrame
+
 from duocthu.evaluation.checks import TurnCheck, check_turn, states_a_dose
 from duocthu.evaluation.conversations import (
     contraindication_recall,
