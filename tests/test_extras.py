@@ -13,7 +13,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from .conftest import FIXTURE_FORMULARY, ROOT
+
+pytestmark = pytest.mark.slow  # info, index, ask and batch in a subprocess (~9 s)
 
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "app": ("streamlit", "pypdfium2", "PIL"),
