@@ -13,7 +13,9 @@ setup: $(SYNCED)
 $(SYNCED): pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 || \
 		{ echo "installing uv (one-off)"; $(PYTHON) -m pip install --quiet --disable-pip-version-check uv; }
-	$(UV) sync --frozen
+	@# Every extra and the dev group. Bytecode compiled once here: where PYTHONDONTWRITEBYTECODE is set,
+	@# each process (CLI tests, notebook kernels) would compile its imports again (a quarter of tests/test_cli.py's CPU).
+	$(UV) sync --frozen --all-extras --compile-bytecode
 	@touch $@
 
 index: setup

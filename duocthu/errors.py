@@ -41,7 +41,11 @@ class BackendUnavailableError(DuocthuError):
 
 
 class ProviderConfigError(DuocthuError):
-    """A provider was selected but its key, model or optional package is missing."""
+    """A provider was selected but its key or model is missing, or its name is unknown."""
+
+
+class MissingExtraError(DuocthuError):
+    """An optional package (an extra of ``pyproject.toml``) is not installed; says which extra."""
 
 
 class AnswerGenerationUnavailable(DuocthuError):

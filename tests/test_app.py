@@ -18,6 +18,8 @@ from streamlit.testing.v1 import AppTest
 from duocthu import presentation as ui
 from tests.conftest import FIXTURE_FORMULARY, ROOT
 
+pytestmark = pytest.mark.slow  # every test drives the app over a copy of the demo index (~40 s in all, ~10 s to build it)
+
 APP = ROOT / "app_streamlit.py"
 CHAT_PAGE = "hoi-dap"
 BROWSE_PAGE = "duoc-thu"

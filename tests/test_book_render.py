@@ -13,13 +13,7 @@ from duocthu.book.pdftext import open_pdf, read_pages
 from duocthu.book.render import book_order, build_book
 from duocthu.corpus import load_formulary
 
-from .conftest import DEMO_FORMULARY, FIXTURE_FORMULARY
-
-
-@pytest.fixture(scope="module")
-def demo_book(tmp_path_factory):
-    monographs = load_formulary(DEMO_FORMULARY)
-    return monographs, build_book(monographs, tmp_path_factory.mktemp("book") / "demo.pdf")
+from .conftest import FIXTURE_FORMULARY
 
 
 def _page_text(path, number):
@@ -30,6 +24,7 @@ def _page_text(path, number):
         document.close()
 
 
+@pytest.mark.slow  # reads the whole demo book, typeset once per session (~7 s)
 def test_committed_pages_match_the_built_book(demo_book):
     monographs, built = demo_book
     stale = mismatches(monographs, built)
@@ -49,6 +44,7 @@ def test_build_is_deterministic(tmp_path):
     assert first.monographs["thuoc_a"].sections == second.monographs["thuoc_a"].sections
 
 
+@pytest.mark.slow  # reads the whole demo book, typeset once per session (~7 s)
 def test_cover_says_demo_and_not_for_clinical_use(demo_book):
     _, built = demo_book
     cover = _page_text(built.path, 1)
@@ -56,6 +52,7 @@ def test_cover_says_demo_and_not_for_clinical_use(demo_book):
     assert "not for clinical use" in cover
 
 
+@pytest.mark.slow  # reads the whole demo book, typeset once per session (~7 s)
 def test_monographs_are_alphabetical_and_pages_increase(demo_book):
     monographs, built = demo_book
     ordered = book_order(monographs)
@@ -66,6 +63,7 @@ def test_monographs_are_alphabetical_and_pages_increase(demo_book):
         assert set(pages.sections) and all(pages.pages[0] <= a <= b <= pages.pages[1] for a, b in pages.sections.values())
 
 
+@pytest.mark.slow  # reads the whole demo book, typeset once per session (~7 s)
 def test_running_head_names_the_drug_and_the_page(demo_book):
     monographs, built = demo_book
     para = built.monographs["paracetamol"]
@@ -82,6 +80,7 @@ def test_running_head_names_the_drug_and_the_page(demo_book):
     assert margins == [*head, layout.FOOTER_TEXT]
 
 
+@pytest.mark.slow  # reads the whole demo book, typeset once per session (~7 s)
 def test_quarantined_table_is_visibly_marked(demo_book):
     monographs, built = demo_book
     first, last = built.monographs["warfarin"].sections["tuong_tac_thuoc"]

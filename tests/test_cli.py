@@ -13,6 +13,8 @@ import pytest
 
 from .conftest import FIXTURE_FORMULARY, ROOT
 
+pytestmark = pytest.mark.slow  # each test runs the CLI in subprocesses over an index built once (~60 s in all)
+
 CONTRACT = {"conversation_id", "outcome", "reason", "rule", "frame", "answer", "quick_replies", "evidence",
             "omitted_evidence_ids", "budget"}
 EVIDENCE_FIELDS = {"doc_id", "drug_id", "section_key", "part_index", "score", "source_refs", "requires_visual_check", "text"}

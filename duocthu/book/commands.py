@@ -17,10 +17,12 @@ from typing import Any
 
 from duocthu.config import Settings
 from duocthu.errors import DuocthuError
+from duocthu.extras import require_extra
 
 
 def cmd_book_build(args: argparse.Namespace, settings: Settings) -> int:
     """Build the demo book; optionally write or check the pages of every monograph."""
+    require_extra("reportlab", "book", "duocthu book build")
     from duocthu.book.frontmatter import mismatches, update_pages
     from duocthu.book.render import build_book
     from duocthu.corpus import load_formulary
@@ -51,6 +53,8 @@ def cmd_book_build(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_book_page(args: argparse.Namespace, settings: Settings) -> int:
     """Render one page of the book (the built demo book unless --pdf) and print the PNG's path."""
+    require_extra("pypdfium2", "book", "duocthu book page")
+    require_extra("PIL", "book", "duocthu book page")
     from duocthu.book.pages import page_png
 
     box = tuple(float(v) for v in args.box.split(",")) if args.box else None
@@ -63,6 +67,7 @@ def cmd_book_page(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_import_pdf(args: argparse.Namespace, settings: Settings) -> int:
     """Import a Dược thư-layout PDF into a formulary folder and print what to check."""
+    require_extra("pypdfium2", "book", "duocthu import-pdf")
     from duocthu.book.pdfimport import import_pdf, silent_progress, tqdm_progress
 
     started = time.perf_counter()

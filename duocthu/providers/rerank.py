@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from duocthu.config import Settings
 from duocthu.errors import ProviderConfigError
+from duocthu.extras import require_extra
 from duocthu.lexical import lexical_query_tokens
+from duocthu.providers import lookup
 from duocthu.text import folded_words
 from duocthu.types import Hit, ScoreKind
 
@@ -69,8 +71,7 @@ class CohereReranker:
     def from_settings(cls, settings: Settings) -> CohereReranker:
         if not settings.cohere_api_key:
             raise ProviderConfigError("RERANK_PROVIDER=cohere needs COHERE_API_KEY")
-        import cohere
-
+        cohere = require_extra("cohere", "cohere", "RERANK_PROVIDER=cohere")
         client = cohere.ClientV2(api_key=settings.cohere_api_key, timeout=settings.cohere_timeout_s)
         return cls(client, settings.cohere_rerank_model)
 
@@ -95,11 +96,14 @@ class CohereReranker:
         return RerankOutcome(ranked, elapsed_ms=(time.perf_counter() - started) * 1000)
 
 
+RERANKERS: dict[str, Callable[[Settings], Reranker]] = {
+    "none": lambda settings: KeepOrderReranker(),
+    "lexical": lambda settings: LexicalReranker(),
+    "cohere": CohereReranker.from_settings,
+}
+"""``RERANK_PROVIDER`` → factory; each imports its SDK only when called."""
+
+
 def get_reranker(settings: Settings) -> Reranker:
-    if settings.rerank_provider == "none":
-        return KeepOrderReranker()
-    if settings.rerank_provider == "lexical":
-        return LexicalReranker()
-    if settings.rerank_provider == "cohere":
-        return CohereReranker.from_settings(settings)
-    raise ProviderConfigError(f"unknown RERANK_PROVIDER {settings.rerank_provider!r}")
+    """The reranker ``RERANK_PROVIDER`` names (default: lexical, or cohere when a key is set)."""
+    return lookup(RERANKERS, settings.rerank_provider, "RERANK_PROVIDER")(settings)
