@@ -81,7 +81,8 @@ def _safety_not_shows(expected: list[dict[str, Any]], reply: dict[str, Any]) -> 
     shown = [want for want in expected if any(
         item.get("drug_id") == want.get("drug_id") and _contains(item.get("quote", ""), want.get("phrase", ""))
         for item in warned)]
-    return not shown, shown or [(i.get("drug_id"), _status_of(i), i.get("quote", "")[:60]) for i in warned]
+    listed: list[Any] = shown or [(i.get("drug_id"), _status_of(i), i.get("quote", "")[:60]) for i in warned]
+    return not shown, listed
 
 
 def _asks(phrase: str, reply: dict[str, Any]) -> tuple[bool, Any]:
@@ -91,7 +92,8 @@ def _asks(phrase: str, reply: dict[str, Any]) -> tuple[bool, Any]:
 
 def _claim_sections(reply: dict[str, Any]) -> set[str]:
     sections = {e.get("doc_id"): e.get("section_key") for e in reply.get("evidence") or []}
-    return {sections.get(i) for c in reply.get("claims") or [] for i in c.get("evidence_ids") or []} - {None}
+    return {str(sections[i]) for c in reply.get("claims") or [] for i in c.get("evidence_ids") or []
+            if sections.get(i)}
 
 
 def _evidence_drugs(reply: dict[str, Any]) -> set[str]:
