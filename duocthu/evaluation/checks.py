@@ -81,8 +81,9 @@ def _safety_not_shows(expected: list[dict[str, Any]], reply: dict[str, Any]) -> 
     shown = [want for want in expected if any(
         item.get("drug_id") == want.get("drug_id") and _contains(item.get("quote", ""), want.get("phrase", ""))
         for item in warned)]
-    listed: list[Any] = shown or [(i.get("drug_id"), _status_of(i), i.get("quote", "")[:60]) for i in warned]
-    return not shown, listed
+    if shown:
+        return False, shown
+    return True, [(i.get("drug_id"), _status_of(i), i.get("quote", "")[:60]) for i in warned]
 
 
 def _asks(phrase: str, reply: dict[str, Any]) -> tuple[bool, Any]:
