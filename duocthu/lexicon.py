@@ -1,9 +1,11 @@
 """The lexicon: every word list the understanding reads, as data, each phrase once, each with its source.
 
 ``data/understanding/lexicon.yaml`` names *concepts* (a question asking for a quantity, the words of
-a section's name, a self-harm signal …). A concept lists its own phrases and may ``include`` other
-concepts; a phrase is written once in the whole file (the compiler refuses a second listing), so
-two word lists can no longer drift apart. Each concept says where its words come from (``book``:
+a section's name, a self-harm signal …). A concept lists its own phrases, may ``include`` other
+concepts, and may ``compose`` phrases from parts that are concepts themselves (a choice between two
+times, "nobody needs me" with any pronoun); a phrase is written once in the whole file (the compiler
+refuses a second listing; another concept that holds it is named in its ``also``), so two word lists
+can no longer drift apart. Each concept says where its words come from (``book``:
 the monographs' wording; ``synonyms``: a reviewed list of lay and English names; ``clinical``: a
 clinical reference; ``project``: how questions are put, written by the project), and a phrase that
 was added after reading an evaluation part's failures says so (``eval:<set>/<part>``): the guard in
@@ -23,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from functools import cached_property, lru_cache
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +178,11 @@ def compile_lexicon(data: Mapping[str, Any], strict: bool = True) -> Lexicon:
         for included in raw[name].get("include") or ():
             phrases += resolve(str(included), (*trail, name))
         phrases += [p.text for p in own[name]] + tagged[name]
+        for parts in raw[name].get("compose") or ():
+            # phrases built of parts, each a concept or a list of words: [không ai, chẳng ai] × [cần] × i_me
+            alternatives = [tuple(str(w) for w in part) if isinstance(part, list) else resolve(str(part), (*trail, name))
+                            for part in parts]
+            phrases += [" ".join(words) for words in product(*alternatives)]
         resolved[name] = tuple(dict.fromkeys(phrases))
         return resolved[name]
 

@@ -108,7 +108,6 @@ def _has_book_drug(ev: TurnEvidence, frame: QueryFrame) -> bool:
 
 PRODUCT_DOSE_WORDS = LEXICON.phrases("product_dose_words")
 # "thuốc nào làm buồn ngủ": which drugs *do* it — an effect, unless what they do is a treatment.
-WHICH_DRUG_DOES = LEXICON.phrases("which_drug_does")
 
 
 # The same with a few words between ("thuốc nào có thể làm …", "uống vào sẽ bị …").
@@ -119,7 +118,7 @@ _WHICH_DRUG_DOES_RE = re.compile(r"\bthuoc (?:nao|gi)\b(?: \w+){0,3}? (?:lam|khi
 def _reverse_relation(text: str) -> tuple[TurnType, ConditionRelation]:
     if has_phrase(text, CONTRAINDICATION_CUES):
         return TurnType.CONDITION_TO_DRUG, ConditionRelation.CONTRAINDICATION
-    does = has_phrase(text, WHICH_DRUG_DOES) or bool(_WHICH_DRUG_DOES_RE.search(" ".join(folded_words(text))))
+    does = bool(_WHICH_DRUG_DOES_RE.search(" ".join(folded_words(text))))
     if has_phrase(text, CAUSES_CUES) or (does and not has_phrase(text, THERAPEUTIC_EFFECTS)):
         return TurnType.CONDITION_RELATION, ConditionRelation.CAUSES
     if has_phrase(text, CAUTION_CUES):
