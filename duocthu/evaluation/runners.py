@@ -16,7 +16,6 @@ from duocthu.retrieval.service import RetrievalService
 from duocthu.runtime import understanding_parts
 from duocthu.sections import resolve_section
 from duocthu.types import Hit
-from duocthu.understanding import get_understander
 from duocthu.understanding.base import QueryUnderstander
 
 # -- runners -----------------------------------------------------------------------------------------
@@ -81,7 +80,10 @@ def evaluate_section_routing(
 
 
 def _understander(retrieval: RetrievalService, name: str) -> QueryUnderstander:
-    return get_understander(name, understanding_parts(retrieval.store, retrieval.embed_query, None))
+    from duocthu.evaluation.understanding import understander_for
+
+    parts = understanding_parts(retrieval.store, retrieval.embed_query, None)
+    return understander_for(retrieval.store, name, parts)
 
 
 def _dense_search(retrieval: RetrievalService, question: str, k: int, drug: str) -> list[Hit]:

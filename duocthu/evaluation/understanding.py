@@ -23,8 +23,10 @@ from duocthu.agent.answering import (
 from duocthu.budget import RequestBudget
 from duocthu.conversations import InMemoryConversationStore
 from duocthu.providers.llm import JsonLlm, ScriptedLlm
+from duocthu.qdrant_store import QdrantStore
 from duocthu.runtime import Runtime, understanding_parts
-from duocthu.understanding import get_understander
+from duocthu.understanding import UnderstandingParts, get_understander
+from duocthu.understanding.base import QueryUnderstander
 from duocthu.understanding.intent import IntentExample, train
 
 
@@ -37,10 +39,19 @@ def fallback_llm() -> ScriptedLlm:
     return ScriptedLlm(default=lambda system, user, label: {"turn_type": "drug_attribute"})
 
 
+def understander_for(store: QdrantStore, name: str, parts: UnderstandingParts) -> QueryUnderstander:
+    """A run-time understander by name, or ``rules``: the first version's phrase rules (the baseline)."""
+    if name == "rules":
+        from duocthu.evaluation.baselines.rules import RuleBasedUnderstander
+
+        return RuleBasedUnderstander(parts.resolver, [c.text for c in store.indication_pool()])
+    return get_understander(name, parts)
+
+
 def agent_with_understander(runtime: Runtime, name: str, llm: JsonLlm | None = None) -> RagAgent:
     parts = understanding_parts(runtime.store, runtime.retrieval.embed_query, llm)
     return RagAgent(
-        get_understander(name, parts), runtime.retrieval,
+        understander_for(runtime.store, name, parts), runtime.retrieval,
         GroundedAnswerService(ExtractiveAnswerGenerator(), VerbatimEntailmentChecker()), parts.resolver,
         InMemoryConversationStore(), lexicon=parts.lexicon,
     )
@@ -49,7 +60,7 @@ def agent_with_understander(runtime: Runtime, name: str, llm: JsonLlm | None = N
 def understanding_latency(runtime: Runtime, name: str, texts: Sequence[str], llm: JsonLlm | None = None) -> pd.DataFrame:
     """Milliseconds per turn of understanding alone (the embedding included, computed fresh)."""
     parts = understanding_parts(runtime.store, _fresh_embed(runtime), llm)
-    understander = get_understander(name, parts)
+    understander = understander_for(runtime.store, name, parts)
     rows = []
     for text in texts:
         started = time.perf_counter()

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from duocthu.chunker import split_sentences
+from duocthu.lexicon import LEXICON
 from duocthu.qdrant_store import QdrantStore
 from duocthu.retrieval.policy import EvidencePolicy
 from duocthu.text import (
@@ -180,7 +181,7 @@ class SafetyScreen:
         return not self.findings
 
 
-_SEVERITY_AFTER = ("nang", "mat bu", "giai doan cuoi", "tien trien nang")
+_SEVERITY_AFTER = LEXICON.phrases("severity_after")
 _CONDITIONAL_RE = re.compile(r"^\s*(?:dang tiem|dang uong|dang giai phong|thuoc dan|thuoc nho|truyen tinh mach|che pham)"
                              r"|\bkhi dung\b|\bneu\b|\bphoi hop voi\b|\bdung dong thoi\b")
 _CLEARANCE_RE = re.compile(r"(?:duoi|<)\s*(\d+(?:[.,]\d+)?)\s*ml\s*/\s*phut")
@@ -416,7 +417,7 @@ def _match_sentence(sentence: str, profile: PatientProfile, kind: FindingKind, h
                 add(kind, profile.age_text or fact, sentence, hit, False)
 
 
-_EXCEPTION_OPENERS = (("tru", "khi"), ("ngoai", "tru"), ("tru", "truong", "hop"))
+_EXCEPTION_OPENERS = (("tru", "khi"), ("ngoai", "tru"), LEXICON.phrases("exception_openers"))
 
 
 def _exception_start(tokens: Sequence[str]) -> int:
@@ -450,20 +451,14 @@ def screen_patient(
 # Words too common in Chống chỉ định sentences, or in the way people describe themselves, for a shared
 # phrase made only of them to mean the sentence concerns the patient. Compared as the book writes them
 # (with diacritics): folded, "gần" would be the "gan" of "viêm gan", "đây" the "day" of "dạ dày".
-_ECHO_FILLER = frozenset(normalize(w) for w in (
-    "quá", "mẫn", "tiền", "sử", "nặng", "nhẹ", "vừa", "cấp", "mạn", "tính", "tuổi", "trẻ", "em", "nhỏ", "phụ", "nữ",
-    "thai", "bệnh", "nhân", "người", "đang", "dùng", "thuốc", "với", "hoặc", "các", "có", "bị", "không", "liều",
-    "cao", "thấp", "những", "do", "cả", "hay", "đã", "từng", "thành", "phần", "bất", "kỳ", "nào", "tác", "dụng",
-    "trường", "hợp", "điều", "trị", "ngày", "tháng", "năm", "lần", "mg", "kg", "ml", "sau", "trước", "khi", "một",
-    "hai", "ba", "trên", "dưới", "từ", "đến", "và", "của", "cho", "là", "được", "mới", "lâu", "gần", "đây",
-)) | STOPWORDS_ACCENTED
+_ECHO_FILLER = frozenset(normalize(w) for w in LEXICON.phrases("echo_filler")) | STOPWORDS_ACCENTED
 # A shared phrase that the two texts continue in opposite ways ("nhịp tim chậm" / "nhịp tim nhanh").
 _OPPOSITES = frozenset(frozenset(fold(w) for w in pair) for pair in (
     ("chậm", "nhanh"), ("cao", "thấp"), ("tăng", "giảm"), ("tăng", "hạ"), ("thừa", "thiếu"), ("cường", "suy"),
     ("nhiều", "ít"),
 ))
 # "Thuốc này có gây viêm gan không?": an effect asked about, not a fact about the patient.
-_EFFECT_VERBS = frozenset(("gay", "lam", "khien", "dan"))
+_EFFECT_VERBS = frozenset(LEXICON.phrases("safety.effect_verbs"))
 _FOREIGN_WORD_RE = re.compile(r"^(?:[a-z]{8,}|[a-z]*[fjwz][a-z]*)$")
 
 

@@ -4,14 +4,15 @@ One module per concern: ``drugs`` (honest drug resolution), ``quantities`` (ages
 pregnancy, kidney function), ``conditions`` (the corpus condition lexicon), ``patient`` (facts of
 a turn), ``signals`` (crisis, overdose, emergency), ``intent`` (the trained model), ``cues`` (the
 override table), ``carryover`` (the inheritance table), and the understanders: ``learned`` (the
-offline default), ``llm`` and ``rules`` (the first version's phrase rules, kept as a baseline).
+offline default) and ``llm``; the first version's phrase rules are a comparison baseline in
+``duocthu.evaluation.baselines`` (notebook 07), never used at run time.
 Pick one by name with :func:`get_understander`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,7 +32,6 @@ class UnderstandingParts:
     lexicon: ConditionLexicon
     embed_query: Callable[[str], np.ndarray]
     llm: JsonLlm | None = None
-    condition_texts: Sequence[str] = field(default_factory=tuple)  # the rules baseline's indication texts
 
 
 def _learned(parts: UnderstandingParts) -> QueryUnderstander:
@@ -39,12 +39,6 @@ def _learned(parts: UnderstandingParts) -> QueryUnderstander:
     from duocthu.understanding.learned import EntityReader, LearnedUnderstander
 
     return LearnedUnderstander(EntityReader(parts.resolver, parts.lexicon), IntentModel.load(), parts.embed_query)
-
-
-def _rules(parts: UnderstandingParts) -> QueryUnderstander:
-    from duocthu.understanding.rules import RuleBasedUnderstander
-
-    return RuleBasedUnderstander(parts.resolver, parts.condition_texts)
 
 
 def _llm(parts: UnderstandingParts) -> QueryUnderstander:
@@ -61,7 +55,6 @@ def _llm(parts: UnderstandingParts) -> QueryUnderstander:
 
 UNDERSTANDERS: dict[str, Callable[[UnderstandingParts], QueryUnderstander]] = {
     "learned": _learned,
-    "rules": _rules,
     "llm": _llm,
 }
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from duocthu.lexicon import LEXICON
 from duocthu.text import fold, words
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import PatientFacts, Population, QueryFrame, TurnType
@@ -19,8 +20,8 @@ from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES
 from duocthu.understanding.reverse import condition_answer, is_ambiguous_condition, is_symptom
 from duocthu.understanding.scope import has_phrase
 
-FOLLOW_UP_WORDS = ("còn", "thì sao", "thế còn", "vậy còn", "còn với", "thế", "vậy", "còn nếu")
-TOGETHER_WORDS = ("với", "cùng", "chung", "kèm", "kết hợp", "phối hợp", "cùng lúc", "kỵ", "kị", "tương tác")
+FOLLOW_UP_WORDS = LEXICON.phrases("follow_up_words")
+TOGETHER_WORDS = LEXICON.phrases("together_words")
 DRUG_QUESTIONS = frozenset({TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW, TurnType.DOSING_CALC, TurnType.INTERACTION})
 FACT_FIELDS = ("population", "age_text", "age_years", "weight_kg", "route")
 # Turns that end the matter at hand: they do not inherit what was asked.
@@ -136,8 +137,7 @@ def _inherit_question(prior: QueryFrame, frame: QueryFrame, rule_id: str, keep_d
     )
 
 
-_NEW_MATTER_CUES = ("attack", "self_harm", "overdose_taken", "emergency", "about_assistant", "greeting",
-                    "reverse_lookup", "section_named")
+_NEW_MATTER_CUES = LEXICON.phrases("new_matter_cues")
 
 
 def _answers_pending_facts(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
@@ -171,8 +171,7 @@ def _dosing_follow_up(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) ->
             and not frame.wants_section_overview)
 
 
-TAKEN_REFERENCES = ("thuốc tôi đang uống", "thuốc đang uống", "thuốc đang dùng", "thuốc tôi đang dùng",
-                    "thuốc mình đang uống", "thuốc của tôi", "mấy thuốc đang uống")
+TAKEN_REFERENCES = LEXICON.phrases("taken_references")
 
 
 # "thuốc động kinh của tôi", "thuốc huyết áp tôi đang uống": the medicines taken, named by what they treat.
@@ -203,7 +202,7 @@ def _with_what_is_taken(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) 
             and (has_phrase(ev.text, TOGETHER_WORDS) or refers_to_taken(ev.text) or may_i))
 
 
-SWITCH_WORDS = ("đổi sang", "chuyển sang", "thay bằng", "đổi qua", "chuyển qua", "thay sang")
+SWITCH_WORDS = LEXICON.phrases("switch_words")
 
 
 def _switches_drug(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
@@ -222,8 +221,7 @@ def _switch_drug(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> Quer
     return _mark(frame, "switches_drug", drugs=new, patient=patient, turn_type=turn_type, section_key=section)
 
 
-MAY_I_TAKE = ("có được không", "được không", "uống được không", "dùng được không", "có sao không", "có nên", "được chứ",
-              "được chớ", "được hông", "được ko")
+MAY_I_TAKE = LEXICON.phrases("may_i_take")
 
 
 CARRY_OVER: tuple[CarryRule, ...] = (

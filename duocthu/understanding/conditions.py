@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from duocthu.config import PROJECT_ROOT
+from duocthu.lexicon import LEXICON
 from duocthu.text import (
     STOPWORDS_ACCENTED,
     PhraseSet,
@@ -33,16 +34,10 @@ SYNONYMS_PATH = PROJECT_ROOT / "data" / "understanding" / "conditions.yaml"
 LEXICON_SECTIONS = ("chi_dinh", "chong_chi_dinh", "than_trong")
 MAX_PHRASE_WORDS = 7
 # What a drug does, not what a patient has ("hạ sốt" is a use; "hạ kali máu" is a condition).
-NOT_CONDITIONS = frozenset({"hạ sốt", "giảm đau", "hạ nhiệt", "giảm sốt", "hạ áp", "giảm ho", "chống viêm", "giảm viêm",
-                            "hạ huyết áp nhanh", "giảm đau hạ sốt"})
+NOT_CONDITIONS = frozenset(frozenset(LEXICON.phrases("not_conditions")))
 
 # Words that open a condition item in the book but are not part of the condition's name.
-_LEADING_FILLER = (
-    "người bệnh", "người có tiền sử", "người có", "người bị", "người mắc", "người đang", "người", "bệnh nhân",
-    "tiền sử", "mắc", "mắc phải",
-    "có tiền sử", "đang bị", "đang", "bị", "điều trị", "dự phòng", "phòng", "hỗ trợ điều trị", "kiểm soát",
-    "giảm", "các", "những", "một số", "trường hợp", "khi", "do", "kèm", "kể cả", "nhất là", "đặc biệt là",
-)
+_LEADING_FILLER = LEXICON.phrases("leading_filler")
 _ITEM_SPLIT_RE = re.compile(r"[.;:,()\n]|\s(?:và|hoặc|hay|kèm|do|ở|khi|trong|với|sau|như|nhất là|kể cả)\s")
 # A condition phrase of the book starts with one of these words (its head): "suy thận nặng",
 # "viêm gan", "hội chứng …" — which keeps "bắt đầu điều trị" or "mục chống chỉ định" out.

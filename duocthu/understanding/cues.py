@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from duocthu.lexicon import LEXICON
 from duocthu.sections import SECTION_TITLES
 from duocthu.text import fold, folded_words, phrase_set, turn_sentences, words
 from duocthu.understanding.evidence import TurnEvidence
@@ -19,100 +20,36 @@ from duocthu.understanding.frame import ConditionRelation, QueryFrame, TurnType
 from duocthu.understanding.scope import has_phrase, looks_like_code, looks_like_instruction_attack
 from duocthu.understanding.signals import is_emergency, is_overdose_taken, is_self_harm
 
-ABOUT_ASSISTANT = ("bạn là ai", "bạn là gì", "bạn là chatbot", "bạn là bot", "bạn là người", "bạn làm được gì",
-                   "bạn giúp được gì", "bạn có thể làm gì", "ai tạo ra bạn", "bạn tên gì", "em là ai", "bot gì",
-                   "chatbot gì", "trợ lý gì", "duocthu là gì",
-                   # where the answers come from (any source asked of them: asks_about_assistant)
-                   "bạn lấy thông tin", "nguồn của bạn")
+ABOUT_ASSISTANT = LEXICON.phrases("about_assistant")
 # Where the answers come from: a source asked ("từ nguồn nào") of the answers or of the assistant.
-SOURCE_ASKED = ("nguồn nào", "nguồn gì", "từ đâu", "ở đâu ra", "dựa vào đâu", "dựa trên đâu", "căn cứ vào đâu",
-                "căn cứ nào", "tài liệu nào", "sách nào", "nguồn tham khảo")
-ANSWERS_GIVEN = ("thông tin", "câu trả lời", "trả lời", "dữ liệu", "trợ lý", "chatbot", "bot", "ứng dụng", "app",
-                 "bạn lấy", "bạn dựa", "bạn tham khảo", "bạn căn cứ")
+SOURCE_ASKED = LEXICON.phrases("source_asked")
+ANSWERS_GIVEN = LEXICON.phrases("answers_given")
 
 
 def asks_about_assistant(text: str) -> bool:
     return has_phrase(text, ABOUT_ASSISTANT) or (has_phrase(text, SOURCE_ASKED) and has_phrase(text, ANSWERS_GIVEN))
-GREETINGS = ("xin chào", "chào bạn", "chào", "hello", "hi", "hey", "alo", "cảm ơn", "cám ơn", "thank you",
-             "thanks", "tạm biệt", "chúc ngủ ngon", "ok cảm ơn", "bye")
-REVERSE_CUES = (
-    "thuốc nào", "thuốc gì", "những thuốc nào", "các thuốc nào", "loại thuốc nào", "nhóm thuốc nào", "dùng gì",
-    "uống gì", "nên uống gì", "nên dùng gì", "trị bằng gì", "chữa bằng gì", "thuốc để trị", "thuốc chữa",
-    "thuốc trị", "thuốc điều trị", "có thuốc nào", "thuốc dành cho", "uống thuốc gì", "dùng thuốc gì",
-    "thuốc nao", "thuoc gi", "kháng sinh nào", "kháng sinh gì", "dùng kháng sinh nào", "loại kháng sinh nào",
-)
-CAUSES_CUES = ("gây", "gây ra", "làm tăng", "làm nặng", "dẫn đến", "là nguyên nhân", "làm kéo dài", "làm giảm",
-               "làm hạ", "gây hại", "có hại cho", "dễ bị", "uống vào bị", "uống vào thì bị", "dùng vào bị",
-               "dùng vào thì bị", "khiến", "gây nên", "tăng lên")
-CONTRAINDICATION_CUES = ("chống chỉ định", "không được dùng", "cấm dùng", "không được uống", "không nên dùng",
-                         "cần tránh", "nên tránh", "phải tránh", "kiêng những thuốc", "kiêng thuốc",
-                         "không nên uống", "kiêng", "tránh dùng", "phải tránh", "không được phép dùng",
-                         "không được phép uống", "không được phép", "bị cấm")
-CAUTION_CUES = ("thận trọng", "cần thận trọng", "lưu ý", "cẩn thận")
-INTERACTION_WORDS = ("với", "cùng", "chung", "kèm", "kết hợp", "phối hợp", "và", "cùng lúc", "cùng với", "kỵ", "kị",
-                     "tương tác", "uống thêm", "dùng thêm", "thêm")
-VAGUE_SECOND_DRUG = ("thuốc kia", "thuốc khác", "cái thuốc", "viên thuốc", "mấy viên thuốc", "thuốc bác sĩ kê",
-                     "một loại thuốc", "loại thuốc khác", "bác sĩ có kê", "bác sĩ kê cho",
-                     "thuốc đang uống", "loại thuốc kia", "thuốc kia nữa", "thuốc hôm qua", "thuốc của tôi",
-                     "thuốc tôi đang uống", "thuốc đó", "thuốc ấy", "thuốc đấy", "cái thuốc ấy", "thuốc nọ",
-                     "thuốc bác sĩ cho", "thuốc bác sĩ đưa", "thuốc hôm trước", "đơn thuốc cũ", "thuốc được kê",
-                     "thuốc bác sĩ mới kê", "thuốc mới kê", "thuốc vừa kê", "thuốc bác sĩ vừa kê")
-WHOLE_SECTION = ("toàn bộ", "đầy đủ", "tất cả", "nguyên văn", "cả mục")
-QUANTITY_WORDS = ("bao nhiêu viên", "mấy viên", "mấy ml", "mấy gói", "tính liều", "uống bao nhiêu", "dùng bao nhiêu",
-                  "bao nhiêu mg", "mấy mg", "mấy thìa", "bao nhiêu ml", "mấy giọt", "mấy nhát", "bao nhiêu gói")
-OVERDOSE_QUESTION = ("quá liều", "uống quá nhiều", "dùng quá nhiều", "uống nhiều quá", "uống quá tay", "ngộ độc",
-                     "uống nhầm", "lỡ uống nhiều", "uống gấp đôi", "uống dư", "quá tay")
-VAGUE_ABOUT_DRUG = ("thì sao", "thế nào", "như thế nào", "như nào", "ra sao", "hỏi về", "cho hỏi về", "muốn hỏi về",
-                    "hỏi chút về", "hỏi thăm về", "thắc mắc về", "thế thì sao", "có gì", "sao", "ok không",
-                    "tìm hiểu về", "muốn biết về", "biết thêm về")
+GREETINGS = LEXICON.phrases("greetings")
+REVERSE_CUES = LEXICON.phrases("reverse_cues")
+CAUSES_CUES = LEXICON.phrases("causes_cues")
+CONTRAINDICATION_CUES = LEXICON.phrases("contraindication_cues")
+CAUTION_CUES = LEXICON.phrases("caution_cues")
+INTERACTION_WORDS = LEXICON.phrases("interaction_words")
+VAGUE_SECOND_DRUG = LEXICON.phrases("vague_second_drug")
+WHOLE_SECTION = LEXICON.phrases("whole_section")
+QUANTITY_WORDS = LEXICON.phrases("quantity_words")
+OVERDOSE_QUESTION = LEXICON.phrases("overdose_question")
+VAGUE_ABOUT_DRUG = LEXICON.phrases("vague_about_drug")
 
 # Whether a drug comes as a form ("có dạng xịt dưới lưỡi không?") is asked of the forms section. A form that is
 # also a verb counts only with "dạng" typed with its diacritics: "co dang xit" may be "có đang xịt".
-DOSAGE_FORM_NOUNS = ("viên", "siro", "bột", "gói", "ống", "kem", "mỡ", "gel", "sủi", "dung dịch", "hỗn dịch",
-                     "khí dung", "cốm", "miếng dán")
-DOSAGE_FORM_VERBS = ("xịt", "tiêm", "truyền", "uống", "nhỏ", "đặt", "ngậm", "dán", "hít", "bôi")
+DOSAGE_FORM_NOUNS = LEXICON.phrases("dosage_form_nouns")
+DOSAGE_FORM_VERBS = LEXICON.phrases("dosage_form_verbs")
 _FORM_VERB_NAMES = tuple(f"có dạng {form}" for form in DOSAGE_FORM_VERBS)
 
 # The section's own names: when the user names a section, the name decides (the spec's
 # "longest phrase wins" keeps "chống chỉ định" from reading as "chỉ định", "quá liều" as "liều").
-SECTION_NAMES: dict[str, tuple[str, ...]] = {
-    "ten_chung_quoc_te": ("tên chung quốc tế", "tên quốc tế", "tên gốc", "tên hoạt chất", "hoạt chất là gì"),
-    "ma_atc": ("mã atc", "atc code", "mã phân loại atc"),
-    "loai_thuoc": ("loại thuốc", "nhóm thuốc", "thuộc nhóm", "nhóm dược lý"),
-    "dang_thuoc_va_ham_luong": ("dạng thuốc", "hàm lượng", "dạng bào chế", "có những dạng", "có các dạng",
-                                "những dạng nào", "dạng nào", *(f"có dạng {form}" for form in DOSAGE_FORM_NOUNS)),
-    "duoc_ly_va_co_che_tac_dung": ("dược lý", "cơ chế tác dụng", "cơ chế", "dược lực học"),
-    "duoc_dong_hoc": ("dược động học", "thời gian bán thải", "nửa đời", "bán thải", "sinh khả dụng"),
-    "chi_dinh": ("chỉ định", "công dụng"),
-    "chong_chi_dinh": ("chống chỉ định",),
-    "than_trong": ("thận trọng",),
-    "thoi_ky_mang_thai": ("thời kỳ mang thai", "phụ nữ có thai", "mang thai", "có thai", "bà bầu", "có bầu", "mang bầu",
-                          "thai kỳ", "đang bầu"),
-    "thoi_ky_cho_con_bu": ("thời kỳ cho con bú", "cho con bú", "đang cho bú", "cho bé bú", "sữa mẹ"),
-    "tac_dung_khong_mong_muon": ("tác dụng không mong muốn", "tác dụng phụ", "phản ứng phụ", "adr", "side effect"),
-    "huong_dan_xu_tri_adr": ("xử trí adr", "xử trí tác dụng phụ", "xử lý tác dụng phụ", "xử trí tác dụng không mong muốn"),
-    "lieu_luong_va_cach_dung": ("liều lượng", "liều dùng", "liều", "cách dùng", "cách uống", "uống bao nhiêu",
-                                "dùng bao nhiêu", "mấy viên", "bao nhiêu viên", "mấy ml", "bao nhiêu ml",
-                                # how often: the dosing schedule ("bao lâu tiêm 1 lần", "cách mấy giờ uống")
-                                "bao lâu một lần", "bao lâu 1 lần", "bao lâu tiêm một lần", "bao lâu tiêm 1 lần",
-                                "bao lâu uống một lần", "bao lâu uống 1 lần", "mấy giờ một lần", "mấy giờ 1 lần",
-                                "mấy tiếng một lần", "mấy tiếng 1 lần", "tiêm cách mấy giờ", "uống cách mấy giờ",
-                                "truyền cách mấy giờ", "tiêm cách nhau mấy giờ", "cách mấy tiếng",
-                                # when in the day, and with food
-                                "uống vào lúc nào", "uống lúc nào", "uống khi nào", "uống vào giờ nào",
-                                "trước hay sau ăn", "trước hay sau bữa ăn", "uống sáng hay tối", "lúc đói hay lúc no"),
-    "tuong_tac_thuoc": ("tương tác thuốc", "tương tác", "kỵ với", "kị với", "kỵ thuốc", "kị thuốc"),
-    "tuong_ky": ("tương kỵ", "tương kị", "trộn chung", "pha chung", "truyền chung", "pha cùng", "trộn lẫn",
-                 "chung bơm tiêm", "chung dây truyền"),
-    "do_on_dinh_va_bao_quan": ("bảo quản", "độ ổn định", "cất giữ", "cất thuốc", "cất ở", "cất trong", "tủ lạnh",
-                               "ngăn đá", "ngăn mát", "tủ đá", "sau khi mở", "đã mở nắp", "mở nắp",
-                               "khi đã mở", "giữ được mấy ngày", "để được mấy ngày", "để được bao lâu",
-                               "giữ được bao lâu", "đã mở", "mở ra rồi", "mở hộp rồi", "mở lọ", "mở chai",
-                               "bóc khỏi vỉ", "bóc vỉ", "đã bẻ", "bẻ đôi rồi", "sau khi pha", "pha rồi", "hạn dùng"),
-    "qua_lieu_va_xu_tri": ("quá liều", "ngộ độc"),
-    "thong_tin_quy_che": ("thông tin quy chế", "quy chế", "kê đơn", "thuốc gây nghiện", "hướng thần",
-                          "thuốc hướng thần", "quản lý đặc biệt", "thuốc kiểm soát đặc biệt", "thuốc tiền chất"),
-}
+SECTION_NAMES: dict[str, tuple[str, ...]] = LEXICON.group("section_names")
+SECTION_NAMES["dang_thuoc_va_ham_luong"] += tuple(f"có dạng {form}" for form in DOSAGE_FORM_NOUNS)
 _NAMES_LONGEST_FIRST = sorted(
     ((tuple(words(name)), name, key) for key, names in SECTION_NAMES.items() for name in names),
     key=lambda item: (-len(item[0]), -len(item[1])),
@@ -120,7 +57,7 @@ _NAMES_LONGEST_FIRST = sorted(
 
 
 # How to handle what happened: beside a named side effect, the question is the ADR-handling section.
-HANDLING_WORDS = ("xử lý", "xử trí", "khắc phục", "phải làm gì", "thì làm gì", "cần làm gì", "làm gì bây giờ")
+HANDLING_WORDS = LEXICON.phrases("handling_words")
 
 
 def named_section(text: str) -> str | None:
@@ -169,9 +106,8 @@ def _has_book_drug(ev: TurnEvidence, frame: QueryFrame) -> bool:
     return bool(frame.drugs or frame.patient.current_medications)
 
 
-PRODUCT_DOSE_WORDS = ("liều", "mấy viên", "mấy lần", "bao nhiêu viên", "uống mấy", "ngày mấy", "mấy ml")
+PRODUCT_DOSE_WORDS = LEXICON.phrases("product_dose_words")
 # "thuốc nào làm buồn ngủ": which drugs *do* it — an effect, unless what they do is a treatment.
-WHICH_DRUG_DOES = ("thuốc nào làm", "thuốc gì làm", "thuốc nào khiến", "thuốc gì khiến")
 
 
 # The same with a few words between ("thuốc nào có thể làm …", "uống vào sẽ bị …").
@@ -182,7 +118,7 @@ _WHICH_DRUG_DOES_RE = re.compile(r"\bthuoc (?:nao|gi)\b(?: \w+){0,3}? (?:lam|khi
 def _reverse_relation(text: str) -> tuple[TurnType, ConditionRelation]:
     if has_phrase(text, CONTRAINDICATION_CUES):
         return TurnType.CONDITION_TO_DRUG, ConditionRelation.CONTRAINDICATION
-    does = has_phrase(text, WHICH_DRUG_DOES) or bool(_WHICH_DRUG_DOES_RE.search(" ".join(folded_words(text))))
+    does = bool(_WHICH_DRUG_DOES_RE.search(" ".join(folded_words(text))))
     if has_phrase(text, CAUSES_CUES) or (does and not has_phrase(text, THERAPEUTIC_EFFECTS)):
         return TurnType.CONDITION_RELATION, ConditionRelation.CAUSES
     if has_phrase(text, CAUTION_CUES):
@@ -207,17 +143,16 @@ def _asks_reverse(ev: TurnEvidence, frame: QueryFrame) -> bool:
 # "Có thuốc chống động kinh nào …", "thuốc hạ áp gì": which drug of a kind, the kind named in between —
 # not "thuốc này uống lúc nào", "thuốc đó dùng bao lâu".
 _CLASS_WHICH_RE = re.compile(r"\bthuoc ((?:\w+ ){1,3}?)(?:nao|gi)\b")
-_NOT_A_KIND = frozenset({"nay", "do", "ay", "kia", "uong", "dung", "luc", "khi", "bao", "tiem", "bi", "la", "co", "the",
-                         "cua", "em", "toi", "minh", "con", "be"})
+_NOT_A_KIND = frozenset(frozenset(LEXICON.phrases("not_a_kind")))
 
 
 def _asks_which_of_a_kind(text: str) -> bool:
     return any(not (_NOT_A_KIND & set(m.group(1).split())) for m in _CLASS_WHICH_RE.finditer(fold(text)))
 
 
-INTERACTION_ONLY_WORDS = ("kỵ", "kị", "tương tác", "kỵ nhau", "dùng chung", "uống chung")
+INTERACTION_ONLY_WORDS = LEXICON.phrases("interaction_only_words")
 # "X có làm / có gây Y không": Y is what the drug may cause — its side effects, not an indication.
-EFFECT_VERBS = ("có làm", "có gây", "có gây ra", "có khiến", "có bị", "gây ra", "dễ gây", "có thể gây", "làm cho")
+EFFECT_VERBS = LEXICON.phrases("effect_verbs")
 
 
 def _asks_effect(ev: TurnEvidence, frame: QueryFrame) -> bool:
@@ -236,10 +171,9 @@ def _asks_effect(ev: TurnEvidence, frame: QueryFrame) -> bool:
 
 # "Doxycyclin dùng phòng sốt rét được không?", "X có dùng cho viêm thanh khí phế quản không?": whether
 # the drug is indicated for a condition.
-USED_FOR = ("dùng cho", "dùng để", "dùng phòng", "dùng trị", "dùng chữa", "dùng điều trị", "trị được", "chữa được",
-            "có trị", "có chữa", "điều trị được", "dùng để trị", "dùng để chữa", "dùng để phòng", "dự phòng được")
-DISEASE_HEADS = ("viêm", "nhiễm", "nhiễm khuẩn", "ung thư", "hội chứng", "loét", "sốt", "bệnh lý")
-_PATIENT_BEFORE_CONDITION = frozenset(fold(w) for w in ("người", "bệnh", "nhân", "bị", "mắc", "tôi", "em", "mình"))
+USED_FOR = LEXICON.phrases("used_for")
+DISEASE_HEADS = LEXICON.phrases("disease_heads")
+_PATIENT_BEFORE_CONDITION = frozenset(fold(w) for w in LEXICON.phrases("patient_before_condition"))
 
 
 def _asks_indication(ev: TurnEvidence, frame: QueryFrame) -> bool:
@@ -258,8 +192,7 @@ def _asks_indication(ev: TurnEvidence, frame: QueryFrame) -> bool:
     return False
 
 
-THERAPEUTIC_EFFECTS = ("hạ sốt", "giảm đau", "hạ huyết áp", "hạ áp", "giảm ho", "hết đau", "khỏi", "giảm viêm",
-                       "chống viêm", "dễ ngủ", "ngủ ngon", "giảm mỡ", "hạ mỡ máu", "hạ đường huyết nhanh")
+THERAPEUTIC_EFFECTS = LEXICON.phrases("therapeutic_effects")
 
 
 def _reverse(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
@@ -267,8 +200,7 @@ def _reverse(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
     return _update(frame, "reverse_lookup", turn_type=turn_type, condition_relation=relation, section_key=None)
 
 
-AVOID_WITH_WORDS = (*CONTRAINDICATION_CUES, "kỵ", "kị", "tương tác", "dùng chung", "uống chung", "kết hợp",
-                    "phối hợp", "không được dùng chung", "không được uống chung")
+AVOID_WITH_WORDS = LEXICON.phrases("avoid_with_words")
 
 
 def _avoid_with_taken(ev: TurnEvidence, frame: QueryFrame) -> bool:
@@ -306,9 +238,8 @@ def asks_its_own_section(text: str) -> bool:
 # new drug does or when to take it; what it does with the medicines taken is in the safety block already.
 # (The intent model reading the turn as an interaction — "đang uống warfarin, ibuprofen có gây chảy máu
 # không?" — keeps it one.)
-OWN_TIME_WORDS = ("buổi tối hay buổi sáng", "buổi sáng hay buổi tối", "sáng hay tối", "tối hay sáng",
-                  "trước hay sau ăn", "trước ăn hay sau ăn", "lúc nào", "giờ nào", "lúc đói hay lúc no")
-_TOGETHER_IN_QUESTION = ("với", "cùng", "chung", "kèm", "kết hợp", "phối hợp", "kỵ", "kị", "tương tác", "thêm")
+OWN_TIME_WORDS = LEXICON.phrases("own_time_words")
+_TOGETHER_IN_QUESTION = LEXICON.phrases("together_in_question")
 def _asks_its_own_effect_or_time(text: str) -> bool:
     question = (turn_sentences(text) or [text])[-1]
     return has_phrase(question, (*EFFECT_VERBS, *OWN_TIME_WORDS)) and not has_phrase(question, _TOGETHER_IN_QUESTION) \
@@ -316,7 +247,7 @@ def _asks_its_own_effect_or_time(text: str) -> bool:
 
 
 # "có làm ảnh hưởng gì không", "có bị gì không": what the two do together, not one named effect of the new drug
-_ANY_EFFECT = ("ảnh hưởng", "bị gì", "gì không", "sao không", "làm sao", "có sao")
+_ANY_EFFECT = LEXICON.phrases("any_effect")
 
 
 def _as_interaction(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
@@ -325,8 +256,7 @@ def _as_interaction(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
                    section_key="tuong_tac_thuoc")
 
 
-DOSE_CHANGE_WORDS = ("bắt đầu dùng", "giảm liều", "tăng liều", "chỉnh liều", "điều chỉnh liều", "khi đang",
-                     "bắt đầu", "phải giảm", "phải tăng", "giảm bao nhiêu", "tăng bao nhiêu", "khi dùng thêm")
+DOSE_CHANGE_WORDS = LEXICON.phrases("dose_change_words")
 
 
 def _two_drugs_together(ev: TurnEvidence, frame: QueryFrame) -> bool:
@@ -356,10 +286,7 @@ _THAT_PILL_RE = re.compile(r"\b(?:vien|thuoc)\b(?:\s+\w+){0,3}\s+kia\b|\bcon nho
 
 
 # "thuốc huyết áp", "thuốc tiểu đường": a class of medicines, not one the book can be asked about.
-DRUG_CLASS_WORDS = ("thuốc huyết áp", "thuốc hạ áp", "thuốc tiểu đường", "thuốc đường huyết", "thuốc mỡ máu",
-                    "thuốc tim", "thuốc tim mạch", "thuốc dạ dày", "thuốc bao tử", "thuốc chống đông",
-                    "thuốc loãng máu", "thuốc ngủ", "thuốc an thần", "thuốc bổ", "thuốc đông y", "thuốc nam",
-                    "thuốc bắc", "thuốc tránh thai", "thuốc thần kinh", "thuốc xương khớp", "thuốc gan")
+DRUG_CLASS_WORDS = LEXICON.phrases("drug_class_words")
 
 
 def _names_a_drug_class(ev: TurnEvidence) -> bool:
@@ -384,7 +311,7 @@ def _personal_dose(ev: TurnEvidence, frame: QueryFrame) -> bool:
 
 
 # "Metformin uống thế nào?" asks how to take it — not a vague question.
-HOW_TO_TAKE_WORDS = ("uống", "dùng", "tiêm", "xài", "bôi", "xịt", "nhỏ", "ngậm", "pha")
+HOW_TO_TAKE_WORDS = LEXICON.phrases("how_to_take_words")
 
 
 def _vague_about_drug(ev: TurnEvidence, frame: QueryFrame) -> bool:
@@ -404,8 +331,7 @@ YIELDING_PAIRS = frozenset({("tac_dung_khong_mong_muon", "huong_dan_xu_tri_adr")
                             ("tuong_tac_thuoc", "tuong_ky")})
 
 
-TAKEN_TOGETHER = ("dùng cùng", "uống cùng", "dùng chung", "uống chung", "phối hợp", "kết hợp", "dùng đồng thời",
-                  "uống kèm", "dùng kèm", "cùng với")
+TAKEN_TOGETHER = LEXICON.phrases("taken_together")
 
 
 def _toxicity_of_a_combination(ev: TurnEvidence, frame: QueryFrame) -> bool:

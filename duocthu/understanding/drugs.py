@@ -28,6 +28,7 @@ import yaml
 from rapidfuzz.distance import Levenshtein
 
 from duocthu.config import PROJECT_ROOT
+from duocthu.lexicon import LEXICON
 from duocthu.text import fold, folded_words, has_diacritics, normalize, word_forms, words
 from duocthu.types import DrugEntry
 
@@ -53,25 +54,14 @@ INN_STEM_RE = re.compile(
     r"|^(cef|ceph|sulfa|gli|gly|levo|dex)[a-z]{4,}$"
 )
 _UNIT_WORDS = frozenset(
-    ["mg", "ml", "kg", "mcg", "microgam", "gam", "lit", "tuoi", "thang", "ngay", "gio", "lan", "vien", "goi", "ong", "iu", "ui", "mmhg", "mmol"]
+    list(LEXICON.phrases("unit_words"))
 )
 # Words that look like drug names but are organisms, lab values, body substances or chat words.
-_NOT_DRUGS = frozenset([
-    "covid", "virus", "corona", "helicobacter", "pylori", "candida", "herpes", "zona", "lyme", "trichomonas",
-    "cryptococcus", "zollinger", "ellison", "adr", "atc", "inn", "who", "pdf", "gout", "hello", "thanks",
-    "thank", "please", "sorry", "okay", "ignore", "previous", "instructions", "system", "prompt", "admin",
-    "password", "select", "drop", "table", "script", "alert", "python", "javascript", "function", "return",
-    "print", "console", "delete", "update", "insert", "where", "from", "bartholin", "google", "facebook",
-    "zalo", "youtube", "chatbot", "chatgpt", "iphone", "android", "creatinin", "creatinine", "cholesterol",
-    "triglycerid", "triglyceride", "glucose", "hba1c", "bilirubin", "albumin", "hemoglobin", "hematocrit",
-    "transaminase", "aptt", "egfr", "clcr", "ldl", "hdl", "tsh", "natri", "kali", "calci", "magnesi",
-    "ringer", "lactat", "dextrose", "protein", "enzym", "hormon", "estrogen", "progesteron", "testosteron",
-    "prolactin", "serotonin", "dopamin", "histamin",
-])
-_DRUG_CONTEXT_BEFORE = frozenset(["thuoc", "vien", "uong", "dung", "siro", "tiem", "xit", "boi", "nho", "ngam", "nhet", "dat"])
+_NOT_DRUGS = frozenset(list(LEXICON.phrases("not_drugs")))
+_DRUG_CONTEXT_BEFORE = frozenset(list(LEXICON.phrases("drug_context_before")))
 # A strength after a name ("Klacid 500", "500mg"): it marks the word before as a medicine, and belongs to its name.
 STRENGTH_RE = re.compile(r"^\d+(?:[.,]\d+)?(?:mg|g|ml|mcg|iu|ui)?$")
-STRENGTH_UNITS = frozenset({"mg", "g", "ml", "mcg", "iu", "ui"})
+STRENGTH_UNITS = frozenset(frozenset(LEXICON.phrases("strength_units")))
 TIGHT_EDITS_SHORT = 1  # words of 5–7 letters
 TIGHT_EDITS_LONG = 2  # words of 8+ letters
 LOOSE_EXTRA_EDITS = 1  # a near miss within one more edit is offered, not resolved

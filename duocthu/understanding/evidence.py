@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from duocthu.lexicon import LEXICON
 from duocthu.text import content_words, fold, words
 from duocthu.understanding.conditions import ConditionMention
 from duocthu.understanding.drugs import STRENGTH_RE, STRENGTH_UNITS, Resolution
@@ -18,14 +19,7 @@ from duocthu.understanding.patient import USE_VERBS, TurnFacts
 from duocthu.understanding.signals import emergency_sign_spans
 
 # Words that carry no attribute of their own in a drug question ("cho tôi hỏi về ibuprofen với").
-SCAFFOLDING = (
-    "còn", "thì sao", "thế còn", "vậy còn", "còn với", "là thuốc gì", "là gì", "thông tin về", "giới thiệu",
-    "tổng quan", "cho biết về", "tìm hiểu về", "nói về", "hỏi về", "hỏi chút về", "muốn hỏi", "cho hỏi",
-    "hỏi thăm về", "hỏi một chút về", "thắc mắc về", "xin hỏi", "về", "thuốc", "hỏi", "biết", "muốn", "chút",
-    "một chút", "với", "thế nào", "như thế nào", "ra sao", "sao", "ạ", "nhé", "nha", "vậy", "ơi", "bạn", "ok",
-    "không", "ko", "k", "gì", "có", "được", "đc", "dc", "hả", "hở", "nhỉ", "thế", "đấy", "à", "cho", "tôi", "mình",
-    "em", "biết thêm về", "muốn biết về", "e", "a", "ah", "ak",
-)
+SCAFFOLDING = LEXICON.phrases("scaffolding")
 
 
 

@@ -45,6 +45,7 @@ class IntentExample:
     text: str
     turn_type: str
     section_key: str | None = None
+    source: str = "project"  # "eval:<part>" for one written after reading that part's failures (the guard reads it)
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,7 @@ def load_examples(directory: Path = UNDERSTANDING_DIR, files: Sequence[str] = EX
             try:
                 record = json.loads(line)
                 examples.append(IntentExample(str(record["text"]), str(record["turn_type"]),
-                                              record.get("section_key") or None))
+                                              record.get("section_key") or None, str(record.get("source", "project"))))
             except (json.JSONDecodeError, KeyError) as exc:
                 raise ValueError(f"{path}:{number}: not an intent example ({exc})") from exc
     return examples

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from duocthu.budget import RequestBudget
+from duocthu.lexicon import LEXICON
 from duocthu.sections import SECTION_TITLES
 from duocthu.text import (
     fold,
@@ -54,7 +55,6 @@ from duocthu.understanding.frame import (
 )
 from duocthu.understanding.intent import IntentModel, IntentPrediction
 from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES, extract_facts
-from duocthu.understanding.patterns import OVERVIEW_CUES
 from duocthu.understanding.quantities import asked_unit
 from duocthu.understanding.reverse import is_ambiguous_condition, is_symptom, split_conditions
 from duocthu.understanding.scope import has_phrase
@@ -92,7 +92,7 @@ class EntityReader:
 
 
 # "trước đây dùng Depakine …, giờ uống tiếp được không": the drug taken before is the one asked about.
-CONTINUE_TAKING = ("uống tiếp", "dùng tiếp", "tiếp tục uống", "tiếp tục dùng", "uống lại", "dùng lại", "tiêm tiếp")
+CONTINUE_TAKING = LEXICON.phrases("continue_taking")
 
 
 def base_frame(ev: TurnEvidence, turn_type: TurnType, section_key: str | None,
@@ -241,7 +241,7 @@ def reconcile(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> Qu
     return frame
 
 
-_CONDITION_OPENERS = ("căn bệnh", "bệnh", "chứng", "bị", "các bệnh", "những bệnh")
+_CONDITION_OPENERS = LEXICON.phrases("condition_openers")
 
 
 def _core_condition(condition: str | None) -> str | None:
@@ -299,13 +299,9 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
 
 
 # Where on the body a condition is ("ở bụng", "vùng lưng"): the book names conditions without it.
-BODY_SITES = frozenset(fold(w) for w in (
-    "bụng", "lưng", "ngực", "mặt", "chân", "tay", "đầu", "cổ", "vai", "mông", "đùi", "háng", "bẹn", "nách", "sườn",
-    "gáy", "trán", "má", "cằm", "môi", "da đầu", "bàn tay", "bàn chân", "cánh tay", "cẳng chân", "hông", "eo",
-    "thắt lưng", "người", "toàn thân", "bắp chân", "đầu gối", "gối", "khuỷu tay", "cổ tay", "cổ chân", "ngón tay",
-    "ngón chân", "lòng bàn tay", "lòng bàn chân", "bên trái", "bên phải", "trái", "phải"))
+BODY_SITES = frozenset(fold(w) for w in LEXICON.phrases("body_sites"))
 _SITE_WORDS = frozenset(w for site in BODY_SITES for w in site.split())
-_SITE_MARKERS = frozenset({"o", "vung", "phia"})  # not "tại": folded it is "tai", the ear
+_SITE_MARKERS = frozenset(frozenset(LEXICON.phrases("site_markers")))  # not "tại": folded it is "tai", the ear
 
 
 def without_body_site(condition: str) -> str | None:
@@ -326,7 +322,7 @@ def without_body_site(condition: str) -> str | None:
 
 _VOWEL_GROUP_RE = re.compile(r"[aeiouy]+")
 # Words around an organism's name ("nấm Candida", "nhiễm …", "do Mycoplasma"); "thiếu vitamin" is no organism.
-_ORGANISM_CONTEXT = frozenset({"nam", "nhiem", "khuan", "virus", "do", "trung", "sinh"})
+_ORGANISM_CONTEXT = frozenset(frozenset(LEXICON.phrases("organism_context")))
 
 
 def latin_names(condition: str) -> str | None:
@@ -342,7 +338,7 @@ def latin_names(condition: str) -> str | None:
 
 
 # Spellings in common use that the book writes otherwise (southern "mãn tính" for "mạn tính").
-RESPELLINGS = {"mãn": "mạn", "gout": "gút", "goute": "gút", "type": "typ", "tip": "typ"}
+RESPELLINGS = LEXICON.mapping("respellings")
 
 
 def _respelled(condition: str) -> str:
@@ -350,16 +346,16 @@ def _respelled(condition: str) -> str:
 
 
 # Words before an organism's name ("nhiễm Shigella", "nhiễm khuẩn Helicobacter").
-INFECTION_HEADS = ("nhiễm", "nhiễm khuẩn", "nhiễm trùng", "nhiễm vi khuẩn", "nhiễm nấm", "vi khuẩn", "bị nhiễm")
+INFECTION_HEADS = LEXICON.phrases("infection_heads")
 
 
 # Words users put before a condition's name that the book leaves out ("mụn trứng cá", "bệnh lậu").
-GENERIC_HEADS = ("mụn", "bệnh", "chứng", "căn bệnh", "tình trạng", "cơn", "nổi", "bị")
+GENERIC_HEADS = LEXICON.phrases("generic_heads")
 
 
 # What the drug should do, put before the condition ("dự phòng đau nửa đầu"): the book may name the
 # condition first ("Đau nửa đầu: dự phòng cơn …").
-PURPOSE_HEADS = ("dự phòng", "phòng ngừa", "phòng", "điều trị", "hỗ trợ điều trị")
+PURPOSE_HEADS = LEXICON.phrases("purpose_heads")
 
 
 def _without_head(condition: str, heads: tuple[str, ...]) -> str | None:
@@ -406,7 +402,7 @@ def _cause_parts(condition: str, lexicon: ConditionLexicon) -> list[str]:
 BOOK_PHRASE_MIN_COVERAGE = 0.6
 
 
-_SEVERITY_WORDS = frozenset({"nang", "nhe", "vua", "rat", "lam", "qua"})
+_SEVERITY_WORDS = frozenset(frozenset(LEXICON.phrases("severity_words")))
 
 
 def synonym_with_a_word_inserted(condition: str, lexicon: ConditionLexicon) -> list[str]:
@@ -492,16 +488,11 @@ def _drug_question_without_drug(ev: TurnEvidence, frame: QueryFrame, turn_type: 
 
 
 # What is left of an overview question once the drug's name is taken out ("Brufen", "Paracetamol là thuốc gì?").
-_OVERVIEW_WORDS = frozenset(fold(w) for w in (
-    "là", "gì", "thuốc", "cho", "về", "thông", "tin", "tìm", "hiểu", "giới", "thiệu", "ạ", "nhé", "vậy",
-    "ơi", "biết", "tôi", "mình", "em", "muốn", "xem", "này", "sao", "nào", "cái", "chút", "với", "nha"))
+_OVERVIEW_WORDS = frozenset(fold(w) for w in LEXICON.phrases("overview_words"))
 
 
-ASKS_TO_ASK = ("hỏi về", "hỏi chút về", "muốn hỏi", "câu hỏi về", "mấy câu", "thắc mắc về", "hỏi thăm về", "hỏi chút",
-               "cần hỏi", "có câu hỏi", "hỏi một chút", "hỏi một câu", "hỏi vài câu", "hỏi vài điều", "hỏi mấy điều",
-               "hỏi một vài điều")
-_ASKING_WORDS = frozenset(fold(w) for w in ("hỏi", "chút", "câu", "mấy", "muốn", "thắc", "mắc", "có", "cần", "thăm", "điều",
-                                            "một", "vài"))
+ASKS_TO_ASK = LEXICON.phrases("asks_to_ask")
+_ASKING_WORDS = frozenset(fold(w) for w in LEXICON.phrases("asking_words"))
 
 
 def _only_asks_to_ask(ev: TurnEvidence) -> bool:
@@ -524,7 +515,7 @@ def _only_names_the_drug(ev: TurnEvidence) -> bool:
 def _asks_what_the_drug_is(ev: TurnEvidence) -> bool:
     """The last sentence names a drug and asks what it is ("… Sintrom là thuốc gì vậy?"), whatever came before."""
     sentences = turn_sentences(ev.text)
-    if len(sentences) < 2 or not has_phrase(sentences[-1], OVERVIEW_CUES):
+    if len(sentences) < 2 or not LEXICON.matches("asks_what_it_is", sentences[-1]):
         return False
     offset = len(words(ev.text)) - len(words(sentences[-1]))
     last = words(sentences[-1])
@@ -535,10 +526,10 @@ def _asks_what_the_drug_is(ev: TurnEvidence) -> bool:
 
 
 # Words that show a turn is about a medicine even when it names none ("thuốc này", "uống mấy viên").
-DRUG_REFERENCE_WORDS = ("thuốc", "liều", "uống", "tiêm", "xịt", "siro", "kháng sinh", "vắc xin", "truyền", "đơn thuốc")
+DRUG_REFERENCE_WORDS = LEXICON.phrases("drug_reference_words")
 # Counted only as typed with their diacritics: unaccented, "nho" may be "nhổ" (a tooth), "dung" "đúng", "no" "no"
 # (full), "vien" "viện" (hospital), "dat" "đất".
-DRUG_REFERENCE_WORDS_WITH_DIACRITICS = frozenset({"viên", "dùng", "bôi", "nhỏ", "ngậm", "đặt", "nó", "toa"})
+DRUG_REFERENCE_WORDS_WITH_DIACRITICS = frozenset(frozenset(LEXICON.phrases("drug_reference_words_with_diacritics")))
 
 
 # A drink is not a medicine: "mỗi khi uống cà phê" does not ask about a drug.
@@ -561,7 +552,7 @@ def _asks_no_drug_at_all(ev: TurnEvidence, frame: QueryFrame) -> bool:
             and not set(frame.cues) - {"section_named"})
 
 
-_DOSE_WORDS = ("liều", "bao nhiêu", "mấy viên", "mấy ml", "mấy lần", "mấy mg", "bao lâu", "mấy ngày", "cách dùng")
+_DOSE_WORDS = LEXICON.phrases("dose_words")
 
 
 def _patient_state_section(ev: TurnEvidence, frame: QueryFrame) -> str | None:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from duocthu.lexicon import LEXICON
 from duocthu.text import fold, folded_words, normalize, words
 from duocthu.understanding.conditions import ConditionLexicon
 from duocthu.understanding.drugs import Resolution
@@ -26,71 +27,33 @@ from duocthu.understanding.quantities import (
 )
 from duocthu.understanding.scope import has_phrase
 
-PEDIATRIC_WORDS = (
-    "bé", "em bé", "trẻ", "trẻ em", "trẻ nhỏ", "con tôi", "con mình", "con em", "cháu", "con gái",
-    "con trai", "sơ sinh", "nhũ nhi", "bé nhà", "con nhỏ", "đứa bé", "con của tôi", "em bé nhà", "bé con",
-    "cho con uống", "cho con dùng",  # a parent giving it to the child ("cho con bú" is nursing, not this)
-)
-STRONG_ADULT_WORDS = ("người lớn", "vợ tôi", "chồng tôi", "bố tôi", "mẹ tôi", "anh tôi", "chị tôi", "người trưởng thành")
-ADULT_WORDS = (*STRONG_ADULT_WORDS, "tôi", "mình", "em nặng")  # "tôi" is weak: a parent says it too
-ELDERLY_WORDS = ("người già", "người cao tuổi", "cao tuổi", "ông", "bà nội", "bà ngoại", "ông bà", "cụ")
+PEDIATRIC_WORDS = LEXICON.phrases("pediatric_words")
+STRONG_ADULT_WORDS = LEXICON.phrases("strong_adult_words")
+ADULT_WORDS = LEXICON.phrases("adult_words")  # "tôi" is weak: a parent says it too
+ELDERLY_WORDS = LEXICON.phrases("elderly_words")
 CHILD_ONLY_WEIGHT_KG = 25
-ORGAN_IMPAIRMENT_WORDS = ("suy gan", "suy thận", "xơ gan", "bệnh gan", "bệnh thận", "suy chức năng gan",
-                          "suy chức năng thận")
-ADJUSTMENT_WORDS = ("giảm liều", "giảm còn", "giảm bao nhiêu", "giảm xuống", "chỉnh liều", "hiệu chỉnh", "phần trăm",
-                    "so với liều", "liều thông thường", "liều thường")
-DIALYSIS_WORDS = ("chạy thận", "chạy thận nhân tạo", "lọc máu", "thẩm phân", "thẩm tách máu")
-ROUTE_WORDS = {
-    "uống": ("uống", "đường uống", "viên uống", "siro", "si rô"),
-    "tiêm": ("tiêm", "tiêm tĩnh mạch", "tiêm bắp", "truyền", "truyền tĩnh mạch"),
-    "đặt trực tràng": ("đặt hậu môn", "đặt trực tràng", "viên đạn", "nhét hậu môn"),
-    "dùng ngoài": ("bôi", "thoa", "dùng ngoài"),
-}
-PREGNANCY_WORDS = (
-    "có thai", "mang thai", "bầu", "có bầu", "mang bầu", "bà bầu", "phụ nữ có thai", "đang mang thai",
-    "thai kỳ", "đang bầu", "thai phụ", "sản phụ", "đang có em bé", "tuần thai",
-    # a positive home test
-    "que 2 vạch", "que hai vạch", "thử que 2 vạch", "lên 2 vạch", "lên hai vạch", "thử thai dương tính",
-    "que thử thai 2 vạch", "que thử thai dương tính",
-)
-NOT_PREGNANT_WORDS = ("không có thai", "chưa có thai", "không mang thai", "không bầu", "chưa bầu")
-BREASTFEEDING_WORDS = ("cho con bú", "cho bú", "đang cho bú", "nuôi con bằng sữa mẹ", "đang cho bé bú", "cho em bé bú",
-                       "cho bé bú", "con đang bú", "bé đang bú", "nuôi con bú")
-CURRENT_MEDICATION_CUES = (
-    "đang uống", "đang dùng", "đang điều trị bằng", "đang ngậm", "đang bôi", "đang thoa", "đang xịt", "đang nhỏ",
-    "đang đặt", "đang dán", "đang sử dụng", "hiện uống", "hiện dùng", "hiện đang uống",
-    "vẫn uống", "vẫn dùng", "đang xài", "uống hằng ngày", "uống hàng ngày", "dùng hằng ngày", "dùng hàng ngày",
-    "đang được kê", "bác sĩ kê", "được bác sĩ kê", "đang tiêm", "đang điều trị", "khi đang dùng", "khi đang uống",
-    "trong khi đang dùng", "đang phải dùng", "đang phải uống", "uống thường xuyên", "dùng thường xuyên",
-    "đang truyền", "đang được truyền", "đang được tiêm", "hay dùng", "hay uống", "thường dùng", "thường uống",
-    "vẫn hay dùng", "vẫn hay uống", "thỉnh thoảng dùng", "thỉnh thoảng uống", "lâu nay dùng", "lâu nay uống",
-    # the routine told before the drug: "mỗi ngày uống simvastatin 20, amlodipin 5"
-    "mỗi ngày uống", "mỗi ngày dùng", "hàng ngày uống", "hằng ngày uống", "hàng ngày dùng", "hằng ngày dùng",
-    "ngày nào cũng uống", "ngày nào cũng dùng", "mỗi sáng uống", "mỗi tối uống", "sáng nào cũng uống",
-    "tối nào cũng uống",
-)
+ORGAN_IMPAIRMENT_WORDS = LEXICON.phrases("organ_impairment_words")
+ADJUSTMENT_WORDS = LEXICON.phrases("adjustment_words")
+DIALYSIS_WORDS = LEXICON.phrases("dialysis_words")
+ROUTE_WORDS = LEXICON.group("route_words")
+PREGNANCY_WORDS = LEXICON.phrases("pregnancy_words")
+NOT_PREGNANT_WORDS = LEXICON.phrases("not_pregnant_words")
+BREASTFEEDING_WORDS = LEXICON.phrases("breastfeeding_words")
+CURRENT_MEDICATION_CUES = LEXICON.phrases("current_medication_cues")
 # "dị ứng penicillin", "mẫn cảm với aspirin": what the patient must not be given again. "Hồi trước uống
 # aspirin thì bị lên cơn hen": a past reaction, not a medicine taken now nor the one asked about.
-ALLERGY_CUES = ("dị ứng", "dị ứng với", "bị dị ứng", "mẫn cảm", "mẫn cảm với", "quá mẫn", "quá mẫn với", "dị ứng thuốc",
-                "sốc phản vệ", "phản vệ")
+ALLERGY_CUES = LEXICON.phrases("allergy_cues")
 # Allergens the book's hypersensitivity lines name that are not drugs of the book ("dị ứng iod").
-ALLERGEN_WORDS = frozenset(fold(w) for w in (
-    "iod", "penicilin", "penicillin", "cephalosporin", "sulfamid", "sulfonamid", "sulfa", "macrolid", "quinolon",
-    "fluoroquinolon", "aspirin", "nsaid", "codein", "opioid", "morphin", "latex", "beta-lactam", "betalactam"))
-PAST_USE_CUES = ("hồi trước", "trước đây", "từng uống", "từng dùng", "đã từng", "lần trước", "dạo trước", "hồi xưa",
-                 "hồi bé", "hồi nhỏ", "lúc bé", "lúc nhỏ", "hồi trẻ", "mấy năm trước", "từng tiêm", "lần đó",
-                 "năm ngoái", "trước kia", "năm trước", "tháng trước",  # "hai năm trước"
-                 # "từng bị nổi mày đay sau khi uống aspirin": a past reaction, the drug named as its cause
-                 "từng bị", "từng lên", "đã từng bị")
-REACTION_WORDS = ("bị", "dị ứng", "nổi mẩn", "mẩn ngứa", "phù", "khó thở", "hen", "sốc", "ngứa", "phát ban", "mày đay",
-                  "mề đay", "bóng nước", "phồng rộp", "đi cấp cứu", "phải cấp cứu", "phản vệ")
+ALLERGEN_WORDS = frozenset(fold(w) for w in LEXICON.phrases("allergen_words"))
+PAST_USE_CUES = LEXICON.phrases("past_use_cues")
+REACTION_WORDS = LEXICON.phrases("reaction_words")
 # Signs of an allergic reaction ("bị đau dạ dày" after a medicine is a side effect, not an allergy).
 ALLERGIC_SIGNS = tuple(w for w in REACTION_WORDS if w != "bị")
 # Words after which a condition is what a drug may cause, not what the patient has ("có làm giảm tiểu cầu không").
-CAUSAL_VERBS = frozenset(fold(w) for w in ("làm", "gây", "gây ra", "dẫn", "khiến", "bị không", "làm tăng", "làm giảm"))
-PRONOUN_DRUG_REFERENCES = ("nó", "thuốc này", "thuốc đó", "thuốc trên", "thuốc vừa rồi", "thuốc ấy", "thuốc kia")
-_CLAUSE_WORDS = frozenset(fold(w) for w in ("thì", "mà", "nhưng", "giờ", "nay", "liệu", "muốn", "giờ đây"))
-_SECOND_ACTION_WORDS = frozenset(fold(w) for w in ("uống", "dùng", "xài", "tiêm", "thêm", "được", "kèm"))
+CAUSAL_VERBS = frozenset(fold(w) for w in LEXICON.phrases("causal_verbs"))
+PRONOUN_DRUG_REFERENCES = LEXICON.phrases("pronoun_drug_references")
+_CLAUSE_WORDS = frozenset(fold(w) for w in LEXICON.phrases("clause_words"))
+_SECOND_ACTION_WORDS = frozenset(fold(w) for w in LEXICON.phrases("second_action_words"))
 _PIECE_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
@@ -192,8 +155,8 @@ def _taken_positions(text: str) -> tuple[set[int], bool]:
     return positions, pronoun
 
 
-_LIST_JOINERS = frozenset({"va", "voi", "cung"})  # not "lan": "ngày 1 lần" is no "lẫn"
-_STRENGTH_WORDS = frozenset({"mg", "mcg", "g", "ml", "ui", "dv", "vien", "ong", "goi", "lan", "ngay", "moi", "sang", "toi"})
+_LIST_JOINERS = frozenset(frozenset(LEXICON.phrases("list_joiners")))  # not "lan": "ngày 1 lần" is no "lẫn"
+_STRENGTH_WORDS = frozenset(frozenset(LEXICON.phrases("strength_words")))
 
 
 def _listed_after_taken(taken: set[int], resolution: Resolution, text: str) -> set[int]:
@@ -229,7 +192,7 @@ _REGULAR_PRONOUN_RE = re.compile(r"\b(?:uong|dung|tiem|xai) (?:no|thuoc nay|thuo
                                  r" (?:no|thuoc nay|thuoc do|thuoc ay)\b")
 
 
-_TRIGGER_WORDS = frozenset(fold(w) for w in ("khi", "lúc", "do", "sau", "vì", "đợt", "lần"))  # "sau đợt uống X"
+_TRIGGER_WORDS = frozenset(fold(w) for w in LEXICON.phrases("trigger_words"))  # "sau đợt uống X"
 
 
 def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None = None,
@@ -261,7 +224,7 @@ def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None
 _HISTORY_WORDS = ("tiền sử", "bệnh sử")
 _CAUSE_OF_HISTORY = (("khi",), ("sau", "khi"), ("do",), ("vi",), ("sau",))
 # How a medicine is taken, folded (the verb before its name: "uống paracetamol", "tiêm insulin").
-USE_VERBS = frozenset(fold(w) for w in ("uống", "dùng", "tiêm", "xài", "bơm", "nhai", "ngậm"))
+USE_VERBS = frozenset(fold(w) for w in LEXICON.phrases("use_verbs"))
 
 
 def _history_cause_spans(text: str) -> list[tuple[int, int]]:
@@ -316,7 +279,7 @@ _FIRST_PERSON_TAKES_RE = re.compile(r"(?<!con )(?<!chau )\b(?:em(?! be)|toi|minh
 # "Em vừa sinh 6 tuần": the weeks since the speaker gave birth, not anyone's age.
 _POSTPARTUM_RE = re.compile(r"(?<!con )\b(?:em|toi|minh) (?:vua|moi) (?:sinh|de)\b(?: \w+){0,2}? \d+ (?:ngay|tuan|thang)\b"
                             r"|\bsau sinh \d+ (?:ngay|tuan|thang)\b")
-_GIVEN_TO_CHILD = ("cho con uống", "cho bé uống", "cho cháu uống", "cho con dùng", "cho bé dùng")
+_GIVEN_TO_CHILD = LEXICON.phrases("given_to_child")
 
 
 def _nurses_own_infant(text: str) -> bool:
@@ -327,7 +290,7 @@ def _nurses_own_infant(text: str) -> bool:
                 and not has_phrase(text, _GIVEN_TO_CHILD))
 
 
-SINCE_CHILDHOOD = ("từ bé", "từ nhỏ", "hồi bé", "hồi nhỏ", "lúc bé", "lúc nhỏ", "từ hồi bé", "từ hồi nhỏ", "từ bé đến giờ")
+SINCE_CHILDHOOD = LEXICON.phrases("since_childhood")
 
 
 def _without_nursing_words(text: str) -> str:
@@ -425,8 +388,8 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
 # not "suy nghĩ", "suy dinh dưỡng".
 _ORGAN_FIRST_RE = re.compile(r"\b(gan|than|tim)\b(?: \w+){0,6}? suy\b(?: (?:muc do|o muc|o muc do|do))?"
                              r"(?: (nhe|vua|trung binh|nang))?(?= roi\b| lam\b|\s*[,.;?!]|\s*$)")
-_ORGANS = {"gan": "gan", "than": "thận", "tim": "tim"}
-_SEVERITIES = {"nhe": "nhẹ", "vua": "vừa", "trung binh": "trung bình", "nang": "nặng"}
+_ORGANS = LEXICON.mapping("organs")
+_SEVERITIES = LEXICON.mapping("severities")
 
 
 def _organ_failures_told_organ_first(text: str) -> list[str]:
@@ -434,8 +397,7 @@ def _organ_failures_told_organ_first(text: str) -> list[str]:
             for m in _ORGAN_FIRST_RE.finditer(fold(normalize(text)))]
 
 
-_ALLERGY_FILLER = frozenset(fold(w) for w in ("thuốc", "nhóm", "kháng", "sinh", "với", "các", "loại", "họ", "những",
-                                              "tôi", "em", "mình", "bị", "rất", "nặng", "nhẹ", "hồi", "trước"))
+_ALLERGY_FILLER = frozenset(fold(w) for w in LEXICON.phrases("allergy_filler"))
 
 
 def _allergen_in(text: str, span: tuple[int, int]) -> str:

@@ -8,6 +8,7 @@ taken brings its names, brands and pharmacological classes ("thuốc chống đ�
 from __future__ import annotations
 
 from duocthu.drug_classes import class_names
+from duocthu.lexicon import LEXICON
 from duocthu.retrieval.safety import AllergyTerm, ConditionTerm, MedicationTerm, PatientProfile
 from duocthu.understanding.conditions import ConditionLexicon
 from duocthu.understanding.drugs import DrugResolver
@@ -42,7 +43,7 @@ def condition_term(label: str, lexicon: ConditionLexicon) -> ConditionTerm:
                          clearance_below=condition.clearance_below)
 
 
-SEVERITY_WORDS = ("nặng", "cấp", "mạn", "mạn tính", "tiến triển", "cấp tính", "nặng nề")
+SEVERITY_WORDS = LEXICON.phrases("profile.severity_words")
 
 
 def _without_severity(label: str, lexicon: ConditionLexicon):  # -> Condition | None

@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from duocthu.lexicon import LEXICON
 from duocthu.text import fold, normalize
 
 # Number words as typed: with their diacritics, or without any (then "nam" may be "năm" — never "nằm").
 _NUMBER_WORD_FORMS = {
-    0: ("không", "khong"), 1: ("một", "mot", "mốt"), 2: ("hai",), 3: ("ba",), 4: ("bốn", "bon", "tư", "tu"),
+    0: ("không", "khong"), 1: LEXICON.phrases("number_word_forms"), 2: ("hai",), 3: ("ba",), 4: ("bốn", "bon", "tư", "tu"),
     5: ("năm", "nam", "lăm", "lam"), 6: ("sáu", "sau"), 7: ("bảy", "bay"), 8: ("tám", "tam"), 9: ("chín", "chin"),
     10: ("mười", "mươi", "muoi"),
 }
@@ -94,7 +95,7 @@ _TRIMESTER_WORDS_RE = re.compile(r"\b(?:3|ba) thang (dau|giua|cuoi)\b|\bthang th
 _CLEARANCE_RE = re.compile(r"\b(?:egfr|mlcg|gfr|do thanh thai(?: creatinin)?|clcr|thanh thai creatinin)\D{0,12}"
                            + _NUMBER)
 _COUNT_RE = re.compile(_NUMBER + r"\s*(vien|goi|ong|vi|lo|hop|chai|mieng|nhat)\b")
-_PACKS = frozenset({"vi", "lo", "hop", "chai"})
+_PACKS = frozenset(frozenset(LEXICON.phrases("packs")))
 _WHOLE_PACK_RE = re.compile(r"\b(?:ca|het|nguyen)\s+(?:vi|lo|hop|chai|tup|goi)\b")
 
 

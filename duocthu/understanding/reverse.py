@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from duocthu.lexicon import LEXICON
 from duocthu.text import (
     content_words,
     find_phrase,
@@ -31,56 +32,25 @@ from duocthu.understanding.patient import (
 )
 from duocthu.understanding.scope import has_phrase
 
-SYMPTOM_HEADS = (
-    "đau", "sốt", "ho", "ngứa", "buồn nôn", "nôn", "tiêu chảy", "mất ngủ", "chóng mặt", "sổ mũi",
-    "nghẹt mũi", "khó thở", "mẩn", "phát ban", "táo bón", "ợ chua", "ợ nóng", "lo âu",
-)
+SYMPTOM_HEADS = LEXICON.phrases("symptom_heads")
 
 AMBIGUOUS_CONDITIONS = frozenset(
-    fold(c) for c in ("đau", "viêm", "nhiễm khuẩn", "nhiễm trùng", "bệnh", "ung thư", "nhiễm nấm", "dị ứng",
-                      "đau nhức", "nhiễm virus", "bệnh tim", "khó chịu", "mệt", "mệt mỏi", "không khỏe", "ốm",
-                      "khỏe", "khỏe người", "bồi bổ")
+    fold(c) for c in LEXICON.phrases("ambiguous_conditions")
 )
 
-REVERSE_FILLER = (
-    "thuốc nào", "thuốc gì", "những thuốc nào", "các thuốc nào", "loại thuốc nào", "nhóm thuốc nào",
-    "dùng gì", "uống gì", "nên uống gì", "nên dùng gì", "trị bằng gì", "chữa bằng gì", "thuốc để trị",
-    "thuốc chữa", "thuốc trị", "thuốc điều trị", "có thuốc nào", "thuốc dành cho", "dùng để", "dùng cho",
-    "điều trị", "chữa", "trị", "cho", "bị", "người bị", "tôi bị", "em bị", "mình bị", "bé bị", "con bị",
-    "người", "bệnh nhân", "có", "được", "chỉ định", "có chỉ định", "được chỉ định", "nên", "dùng",
-    "uống", "thuốc", "không", "ạ", "vậy", "thì", "khi", "là", "những", "các", "nào", "gì", "loại",
-    "mà", "để", "hỏi", "cho hỏi", "xin hỏi", "tư vấn", "giúp", "tôi", "em", "mình", "hiện", "nhóm",
-    "gây", "gây ra", "làm tăng", "chống chỉ định", "thận trọng", "với", "trong", "và", "của", "thể",
-    "mấy", "triệu chứng", "nhiều", "một số", "khi", "nên uống thuốc nào", "thuốc nào tốt",
-    "bà bầu", "phụ nữ", "bà mẹ", "người lớn", "trẻ em", "bé", "con tôi", "cần", "hay", "tốt", "nhất", "ạ", "nhé",
-    "kháng sinh nào", "kháng sinh gì", "loại kháng sinh nào", "kháng sinh", "được", "đc", "dc",
-    "trong dược thư", "dược thư", "trong sách", "trong sách thuốc", "gồm những thuốc nào", "gồm những thuốc gì",
-    "bao gồm những thuốc nào", "gồm những", "gồm",
-    # asking for a list, and having a disease, say nothing of which disease ("xin tên thuốc", "bệnh tôi đang mắc")
-    "tháng thứ", "tuần thứ", "thai tháng thứ", "thai tuần thứ",  # how far along a pregnancy is
-    "vài", "một vài", "xin", "xin tên", "tên", "kể", "đang mắc", "bị mắc", "tôi mắc", "mình mắc", "em mắc", "người mắc",
-)
+REVERSE_FILLER = LEXICON.phrases("reverse_filler")
 # Chatter removed only as typed with its diacritics: "đây" is not the "day" of "da day" (dạ dày).
 # Filler only as typed with its diacritics: "đang" (now) is not the "dang" of "viem khop dang thap" (dạng).
 FILLER_TYPED_WITH_DIACRITICS = frozenset({"đang"})
 # "bạn" (the assistant addressed) is not the "ban" of "phát ban"; "lắm" (very) is not "làm" or "lam".
-CHATTER_TYPED_WITH_DIACRITICS = frozenset({"đây", "đi", "hoài", "mãi", "nào", "đó", "đỡ", "bớt", "bạn", "lắm"})
+CHATTER_TYPED_WITH_DIACRITICS = frozenset(frozenset(LEXICON.phrases("chatter_typed_with_diacritics")))
 # Informal talk around a condition ("mấy hôm nay cứ thấy …", "cho nhanh khỏi", "mọi người ơi"): never
 # part of a condition's name.
-CHATTER = (
-    "mấy hôm nay", "mấy hôm", "hôm nay", "dạo này", "gần đây", "cứ", "thấy", "cảm thấy", "trong người",
-    "bây giờ", "giờ", "mọi người", "cả nhà", "ơi", "nhỉ", "nha", "nhé", "với", "thôi", "ạ", "vậy", "à",
-    "khỏi", "cho khỏi", "nhanh khỏi", "cho nhanh khỏi", "cho hết", "liệt kê", "kể tên", "này", "lên cơn",
-    "hiệu quả", "nhanh", "ngay", "luôn", "ra sao", "như thế nào", "lại", "cũng", "cho tôi biết", "biết",
-    "kiểu gì ấy", "ấy", "quá", "bằng", "bằng gì", "bằng thuốc gì", "ko", "hok", "hông", "hem",
-    "sao sao", "sao ấy", "thế nào ấy", "cho đỡ", "cho bớt",
-    # what the user meant, and how minor it feels, are not part of a condition's name
-    "ý là", "ý tôi là", "ý mình là", "ý em là", "lặt vặt", "linh tinh", "vặt vãnh",
-)
+CHATTER = LEXICON.phrases("chatter")
 
 
 _CLAUSE_SPLIT_RE = re.compile(r"[,.;?!]|\bthì\b|\bmà\b|\bnhưng\b", re.IGNORECASE)
-_TREATMENT_CUES = ("trị", "điều trị", "chữa", "dùng cho", "thuốc nào", "thuốc gì", "uống gì", "dùng gì")
+_TREATMENT_CUES = LEXICON.phrases("treatment_cues")
 
 
 def extract_condition(
@@ -125,9 +95,8 @@ def extract_condition(
     return condition, comorbidities
 
 
-_NOT_A_CONDITION = frozenset(fold(w) for w in ("bệnh", "bệnh tật", "triệu chứng", "chứng", "bệnh lý", "tình trạng"))
-_PATIENT_MARKERS = ("cho người", "ở người", "cho bệnh nhân", "ở bệnh nhân", "cho người bệnh", "ở người bệnh",
-                    "người có", "người đang bị", "mà bị")
+_NOT_A_CONDITION = frozenset(fold(w) for w in LEXICON.phrases("not_a_condition"))
+_PATIENT_MARKERS = LEXICON.phrases("patient_markers")
 
 
 def _split_at_patient_marker(clause: str) -> tuple[str, str]:
@@ -205,22 +174,15 @@ def _strip_scaffolding(
     return " ".join(kept).strip() or None
 
 
-_NUMBERED_QUALIFIERS = frozenset({"typ", "type", "tip", "do", "doan", "nhom", "cap", "loai"})
+_NUMBERED_QUALIFIERS = frozenset(frozenset(LEXICON.phrases("numbered_qualifiers")))
 
 
 _PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thì|mà|nhưng|kèm theo|kèm|đồng thời|bị|lên cơn)\b", re.IGNORECASE)
 # The same words typed without any diacritic (the whole question unaccented): "thi", "bi" break too.
 _UNACCENTED_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thi|nhung|kem theo|kem|dong thoi|bi|len con)\b", re.IGNORECASE)
-_PATIENT_OPENERS = ("người", "bệnh nhân", "người bệnh", "ở người", "cho người", "cho bệnh nhân", "ở bệnh nhân",
-                    "người có", "người có tiền sử", "có tiền sử", "tiền sử", "người đang", "người mắc", "bé",
-                    "trẻ", "con tôi", "bà bầu", "phụ nữ có thai", "mẹ tôi", "bố tôi", "ba tôi", "ông tôi", "bà tôi",
-                    # a history told in the first person is the patient's, not what needs a drug
-                    "tôi có tiền sử", "mình có tiền sử", "em có tiền sử", "tôi từng bị", "mình từng bị", "em từng bị",
-                    "từng bị")
-_PATIENT_CLOSERS = ("người", "bệnh nhân", "người bệnh", "cho người", "ở người", "cho bệnh nhân", "ở bệnh nhân",
-                    "người đang", "bệnh nhân đang", "người bệnh đang",  # "rung nhĩ ở người đang | bị cường giáp"
-                    "tiền sử", "từng")  # "tôi có tiền sử | lên cơn hen …", "tôi từng | bị loét"
-_COMORBIDITY_JOINERS = ("kèm", "kèm theo", "đồng thời")
+_PATIENT_OPENERS = LEXICON.phrases("patient_openers")
+_PATIENT_CLOSERS = LEXICON.phrases("patient_closers")  # "tôi có tiền sử | lên cơn hen …", "tôi từng | bị loét"
+_COMORBIDITY_JOINERS = LEXICON.phrases("comorbidity_joiners")
 _ALSO_HAS = frozenset({"ma bi", "ma lai bi"})
 
 
@@ -292,11 +254,10 @@ def split_conditions(
 
 
 # What a drug class does, not what the patient has: "thuốc giảm đau nào", "thuốc hạ sốt nào".
-NOT_A_CONDITION_USES = frozenset({"giảm đau", "hạ sốt", "hạ nhiệt", "giảm sốt", "chống viêm", "giảm viêm", "giảm ho",
-                                  "hạ áp", "an thần", "kháng viêm", "chống dị ứng", "giảm đau hạ sốt"})
+NOT_A_CONDITION_USES = frozenset(frozenset(LEXICON.phrases("not_a_condition_uses")))
 
 
-_USE_VERBS = ("giảm", "hạ", "chống", "trị", "chữa", "cắt", "dứt", "diệt", "tiêu diệt", "điều trị", "làm hết")
+_USE_VERBS = LEXICON.phrases("reverse.use_verbs")
 
 
 def _strip_use_verb(condition: str | None) -> str | None:

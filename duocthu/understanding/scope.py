@@ -7,20 +7,11 @@ from __future__ import annotations
 
 import re
 
+from duocthu.lexicon import LEXICON
 from duocthu.text import folded_words, phrase_set
 from duocthu.understanding.drugs import is_vietnamese_syllable
 
-INSTRUCTION_ATTACK_PHRASES = (
-    # not "quên hướng dẫn": a patient forgets what the doctor said ("Tôi quên hướng dẫn bác sĩ dặn")
-    "bỏ qua hướng dẫn", "bỏ qua mọi hướng dẫn", "bỏ qua các hướng dẫn", "bỏ qua tất cả",
-    "bỏ qua chỉ dẫn", "quên hết các chỉ dẫn", "quên mọi chỉ dẫn", "chỉ dẫn trước đó",
-    "hướng dẫn trước đó", "prompt hệ thống", "lệnh hệ thống", "câu lệnh hệ thống",
-    # English overrides "ignore … instructions", "system prompt" are read by _ENGLISH_OVERRIDE_RE below
-    "ignore all previous", "ignore the above", "disregard previous", "lời nhắc hệ thống", "bạn bây giờ là", "you are now",
-    "tiết lộ prompt", "tiết lộ api key", "api key", "mật khẩu", "password", "jailbreak", "developer mode",
-    "chế độ nhà phát triển", "đóng vai", "act as", "pretend to be", "in ra prompt", "show your prompt",
-    "xem prompt", "reveal your", "secret key", "aws secret", "biến môi trường", "environment variable",
-)
+INSTRUCTION_ATTACK_PHRASES = LEXICON.phrases("instruction_attack_phrases")
 _CODE_RE = re.compile(
     r"(<\s*/?\s*(script|iframe|img|svg|html|body|div)\b|\bselect\b.+\bfrom\b|\bdrop\s+table\b|"
     r"\bunion\s+select\b|\binsert\s+into\b|\bdef\s+\w+\s*\(|\bimport\s+\w+|\bconsole\.log\b|"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from duocthu.lexicon import LEXICON
 from duocthu.text import content_words, fold, folded_words, typed_with_accents
 from duocthu.understanding.conditions import ConditionLexicon, ConditionMention
 from duocthu.understanding.drugs import DrugResolver
@@ -20,11 +21,8 @@ from duocthu.understanding.signals import asks_a_quantity
 
 # Words of a question that ask for a number rather than say what it is about ("bao nhiêu phút",
 # "tối uống 1 viên 5mg thì sáng hôm sau …"): not topic words.
-NUMBER_QUESTION_WORDS = frozenset(fold(w) for w in (
-    "bao", "nhiêu", "mấy", "phút", "giờ", "tiếng", "ngày", "tuần", "tháng", "lần", "phần", "trăm", "lâu", "liều",
-    "thuốc", "uống", "dùng", "được", "không", "tốt", "nhất", "nên", "cách",
-    "viên", "mg", "ml", "sáng", "tối", "trưa", "chiều", "hôm", "sau", "phải", "đợi", "mới"))
-CAUSE_WORDS = frozenset({"do", "vi", "boi", "tai"})
+NUMBER_QUESTION_WORDS = frozenset(fold(w) for w in LEXICON.phrases("number_question_words"))
+CAUSE_WORDS = frozenset(frozenset(LEXICON.phrases("cause_words")))
 
 
 class WordingReader:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from duocthu.budget import RequestBudget
+from duocthu.evaluation.baselines import patterns as p
 from duocthu.sections import SECTION_TITLES, resolve_section_match
 from duocthu.text import (
     STOPWORDS_ACCENTED,
@@ -22,7 +23,6 @@ from duocthu.text import (
     normalize,
     words,
 )
-from duocthu.understanding import patterns as p
 from duocthu.understanding.drugs import DrugResolver
 from duocthu.understanding.frame import ConditionRelation, PatientFacts, QueryFrame, TurnType
 from duocthu.understanding.patient import population_of
