@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from duocthu.lexicon import LEXICON
+
 ATC_CLASS_NAMES: dict[str, tuple[str, ...]] = {
     "H02AB": ("corticosteroid", "glucocorticoid"),
     "J01MA": ("fluoroquinolon", "quinolon"),
@@ -49,3 +51,25 @@ def class_names(atc_codes: Iterable[str]) -> list[str]:
             if code.upper().startswith(prefix):
                 names.extend(label for label in labels if label not in names)
     return names
+
+
+# Issue 24: classes as lexicon data (drug_class.<id>: names in any spelling; mapping drug_class_atc: members),
+# shared by the book's contraindication records and the patient's past reactions. ATC_CLASS_NAMES above is
+# the older table of the interaction path; folding it into the lexicon is left to the issue-24 change.
+CLASS_NAMES: dict[str, tuple[str, ...]] = LEXICON.group("drug_class")
+_ATC_PREFIXES: dict[str, tuple[str, ...]] = {
+    class_id: tuple(p.strip() for p in prefixes.split(",") if p.strip())
+    for class_id, prefixes in LEXICON.mapping("drug_class_atc").items()
+}
+
+
+def classes_of(atc_codes: Iterable[str]) -> frozenset[str]:
+    """The class ids a drug with these ATC codes belongs to."""
+    codes = [code.strip().upper() for code in atc_codes]
+    return frozenset(class_id for class_id, prefixes in _ATC_PREFIXES.items()
+                     if any(code.startswith(prefix) for code in codes for prefix in prefixes))
+
+
+def classes_named(text: str) -> list[str]:
+    """Class ids whose names occur in ``text`` (any spelling the lexicon lists), in lexicon order."""
+    return [class_id for class_id in CLASS_NAMES if LEXICON.matches(f"drug_class.{class_id}", text)]

@@ -61,6 +61,48 @@ class PopulationLimit:
 
 
 @dataclass(frozen=True)
+class Threshold:
+    """A number a sentence of the book compares a patient's measure with: "CrCl < 10 ml/phút".
+
+    ``quantity`` is a ``measure.<id>`` key of the lexicon ("creatinine_clearance", "potassium", …);
+    ``unit`` is normalised (lower case, "ml/phút", "mmol/l", "mg/tuần", …).
+    """
+
+    quantity: str
+    comparator: str  # "<" | "<=" | ">" | ">="
+    value: float
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class ContraindicationRecord:
+    """One contraindication of the book as typed facts, parsed at index time from one sentence.
+
+    A record applies when every constraint it carries holds for the patient: any of ``conditions``
+    (condition labels of the lexicon) at ``severity`` if given, each of ``thresholds``, the
+    ``population``, ``preterm``/``jaundice`` for neonates, a ``purposes`` id, a ``co_medications``
+    drug or class, a ``hypersensitivity`` to the drug itself (``"self"``) or a class
+    (``drug_class.<id>`` keys of the lexicon). The sentence is kept verbatim: it is what is quoted.
+    """
+
+    drug_id: str
+    section_key: str
+    sentence: str
+    conditions: tuple[str, ...] = ()
+    severity: str | None = None  # "nặng", "mất bù", … when only the severe form is contraindicated
+    thresholds: tuple[Threshold, ...] = ()
+    population: PopulationLimit | None = None
+    preterm: bool | None = None  # True: only preterm babies; False: only term babies
+    jaundice: bool | None = None  # True: only jaundiced neonates
+    hypersensitivity: tuple[str, ...] = ()  # "self" and/or drug_class ids
+    purposes: tuple[str, ...] = ()  # purpose ids ("weight_loss", "opioid_withdrawal")
+    co_medications: tuple[str, ...] = ()  # drug_ids or drug_class ids taken with it
+
+    def to_payload(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class Chunk:
     """One indexed unit: a part of one section of one monograph. Its payload is the contract."""
 
@@ -81,6 +123,7 @@ class Chunk:
     aliases: tuple[str, ...] = ()
     population_limits: tuple[PopulationLimit, ...] = ()
     pages: tuple[int, ...] = ()  # pages of the source book this chunk's section spans
+    records: tuple[ContraindicationRecord, ...] = ()  # its contraindications as typed facts (issue 24)
 
     @staticmethod
     def make_doc_id(drug_id: str, section_key: str, part_index: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -42,6 +43,18 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class PatientMeasure(_Model):
+    """A number the user stated about the patient: "CrCl dưới 10", "kali 5,9 mmol/L" (issue 24).
+
+    ``quantity`` is a ``measure.<id>`` key of the lexicon; ``unit`` normalised as in ``types.Threshold``.
+    """
+
+    quantity: str
+    value: float
+    unit: str = ""
+    comparator: Literal["=", "<", "<=", ">", ">="] = "="
+
+
 class PatientFacts(_Model):
     """What is known about the patient, gathered over the whole conversation."""
 
@@ -54,6 +67,16 @@ class PatientFacts(_Model):
     renal_clearance_ml_min: float | None = Field(default=None, gt=0, le=200)  # eGFR or creatinine clearance
     crisis: bool = False  # a self-harm signal was seen in this conversation
     allergies: list[str] = Field(default_factory=list)  # drug_ids or names the patient is allergic to / reacted to
+    # Typed facts for reasoning on contraindications (issue 24): None is "not said", never "no".
+    denied_conditions: list[str] = Field(default_factory=list)  # condition labels the user said the patient does NOT have
+    measures: list[PatientMeasure] = Field(default_factory=list)
+    gestation_weeks: float | None = Field(default=None, ge=20, le=45)  # weeks of pregnancy at birth (a baby)
+    preterm: bool | None = None  # the baby was born before 37 weeks (True), at term (False)
+    jaundice: bool | None = None  # the newborn is jaundiced (True), said not to be (False)
+    purposes: list[str] = Field(default_factory=list)  # purpose ids: what the drug is wanted for
+    allergy_classes: list[str] = Field(default_factory=list)  # drug_class ids of past reactions, any spelling
+    unnamed_allergy: bool = False  # a reaction to "a medicine"/"an antibiotic" without a name: undecided
+    no_known_drug_allergy: bool = False  # the user said the patient has no drug allergy
 
     @property
     def is_empty(self) -> bool:
