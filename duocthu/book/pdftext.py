@@ -272,11 +272,23 @@ def _fragments(chars: list[Char]) -> list[Fragment]:
     return fragments
 
 
+_OPEN = 3.0  # pt: vertical rules running on this far past the last horizontal one leave the row open
+
+
 @dataclass
 class _Grid:
     xs: list[float] = field(default_factory=list)
     ys: list[float] = field(default_factory=list)
     bbox: Box = (0.0, 0.0, 0.0, 0.0)
+    open_top: bool = False
+    open_bottom: bool = False
+
+    @classmethod
+    def of(cls, xs: list[float], ys: list[float], bbox: Box) -> _Grid:
+        """The grid of these rules; a row the page or column end cut (Chromium draws no rule under
+        it, the cell borders just stop) gets the end of the vertical rules as its edge."""
+        open_top, open_bottom = ys[0] - bbox[1] > _OPEN, bbox[3] - ys[-1] > _OPEN
+        return cls(xs, [bbox[1]] * open_top + ys + [bbox[3]] * open_bottom, bbox, open_top, open_bottom)
 
 
 def _grids(rules: list[Box], height: float) -> list[_Grid]:
@@ -312,8 +324,8 @@ def _grids(rules: list[Box], height: float) -> list[_Grid]:
             continue
         bbox = (min(m[1] for m in members), min(m[2] for m in members),
                 max(m[3] for m in members), max(m[4] for m in members))
-        grids.append(_Grid(_merge([(m[1] + m[3]) / 2 for m in vertical]),
-                           _merge([(m[2] + m[4]) / 2 for m in horizontal]), bbox))
+        grids.append(_Grid.of(_merge([(m[1] + m[3]) / 2 for m in vertical]),
+                              _merge([(m[2] + m[4]) / 2 for m in horizontal]), bbox))
     return sorted(grids, key=lambda g: g.bbox[1])
 
 
@@ -360,7 +372,8 @@ def _fill_tables(page: int, grids: list[_Grid], chars: list[Char]) -> tuple[list
             if any(row):
                 rows.append(row)
         x0, top, x1, bottom = (round(v, 1) for v in grid.bbox)
-        tables.append(TableBox(page, (x0, top, x1, bottom), tuple(rows), tuple(round(x, 1) for x in grid.xs)))
+        tables.append(TableBox(page, (x0, top, x1, bottom), tuple(rows), tuple(round(x, 1) for x in grid.xs),
+                               grid.open_top, grid.open_bottom))
     return tables, body
 
 
