@@ -23,7 +23,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from duocthu.book.pagetypes import Box, Char, Fragment, Line, PageText, RawPage, TableBox
-from duocthu.book.readingorder import order_page
+from duocthu.book.readingorder import column_starts, order_page
 from duocthu.book.running import margin_fragments
 from duocthu.errors import DuocthuError
 
@@ -65,7 +65,8 @@ def read_pages(document: pdfium.PdfDocument, indices: Iterable[int] | None = Non
     """Pages ``indices`` (0-based; all by default) in reading order, running heads found across them.
 
     Every page is read before any is ordered: whether a line at the top is a running head is known
-    only from the other pages. ``advance(1)`` is called after each page read (a progress bar).
+    only from the other pages, and so is the book's column grid (the pages are ordered again with it).
+    ``advance(1)`` is called after each page read (a progress bar).
     """
     raws = []
     for index in range(len(document)) if indices is None else indices:
@@ -73,7 +74,11 @@ def read_pages(document: pdfium.PdfDocument, indices: Iterable[int] | None = Non
         if advance is not None:
             advance(1)
     margins = margin_fragments(raws)
-    return [order_page(raw, margins.get(raw.number, set())) for raw in raws]
+    pages = [order_page(raw, margins.get(raw.number, set())) for raw in raws]
+    starts = column_starts(pages)
+    if not starts:
+        return pages
+    return [order_page(raw, margins.get(raw.number, set()), starts) for raw in raws]
 
 
 def read_page(document: pdfium.PdfDocument, index: int) -> PageText:
