@@ -23,7 +23,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from duocthu.book.pagetypes import Box, Char, Fragment, Line, PageText, RawPage, TableBox
-from duocthu.book.readingorder import column_starts, order_page
+from duocthu.book.readingorder import column_starts, order_page, read_across
 from duocthu.book.running import margin_fragments
 from duocthu.errors import DuocthuError
 
@@ -65,7 +65,7 @@ def read_pages(document: pdfium.PdfDocument, indices: Iterable[int] | None = Non
     """Pages ``indices`` (0-based; all by default) in reading order, running heads found across them.
 
     Every page is read before any is ordered: whether a line at the top is a running head is known
-    only from the other pages, and so is the book's column grid (the pages are ordered again with it).
+    only from the other pages, and so is the book's column grid (a page read across it is ordered again).
     ``advance(1)`` is called after each page read (a progress bar).
     """
     raws = []
@@ -76,9 +76,8 @@ def read_pages(document: pdfium.PdfDocument, indices: Iterable[int] | None = Non
     margins = margin_fragments(raws)
     pages = [order_page(raw, margins.get(raw.number, set())) for raw in raws]
     starts = column_starts(pages)
-    if not starts:
-        return pages
-    return [order_page(raw, margins.get(raw.number, set()), starts) for raw in raws]
+    return [order_page(raw, margins.get(raw.number, set()), starts) if starts and read_across(page, raw, starts)
+            else page for raw, page in zip(raws, pages, strict=True)]
 
 
 def read_page(document: pdfium.PdfDocument, index: int) -> PageText:

@@ -71,6 +71,18 @@ def column_starts(pages: list[PageText]) -> frozenset[float]:
     return frozenset(float(x) for x, pages_seen in seen.items() if pages_seen >= 2)
 
 
+def read_across(page: PageText, raw: RawPage, starts: frozenset[float]) -> bool:
+    """True when a line of ``page`` was read across one of the ``starts``: a fragment begins there, inside
+    the line. Only such a page can read otherwise once the book's column grid is known."""
+    lines = page.lines
+    for fragment in raw.fragments:
+        if any(abs(fragment.x0 - start) <= _SAME_START for start in starts) and any(
+                abs(ln.baseline - fragment.baseline) <= 0.5 * fragment.size and ln.x0 < fragment.x0 - 1 <= ln.x1
+                for ln in lines):
+            return True
+    return False
+
+
 def order_page(raw: RawPage, margins: set[int], starts: frozenset[float] = frozenset()) -> PageText:
     """The page's lines and tables in reading order; the fragments ``margins`` as running lines.
 
