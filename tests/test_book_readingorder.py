@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from duocthu.book.readingorder import column_starts, order_page
+from duocthu.book.readingorder import column_starts, order_page, read_across
 
 from .book_helpers import column, fragment, raw_page
 
@@ -98,10 +98,13 @@ def test_one_line_beside_a_column_is_one_line_without_the_books_grid():
 
 
 def test_a_single_line_beside_a_column_of_the_books_grid_is_read_as_two_columns():
-    starts = column_starts([order_page(raw_page(_column("L", 8, LEFT, 100) + _column("R", 8, RIGHT, 100), n), set())
-                            for n in (1, 2)])
+    raws = [raw_page(_column("L", 8, LEFT, 100) + _column("R", 8, RIGHT, 100), n) for n in (1, 2)]
+    raws.append(raw_page(_end_of_columns_then_title(), 3))
+    first = [order_page(raw, set()) for raw in raws]
+    starts = column_starts(first)
     assert starts == frozenset({RIGHT})
-    lines = order_page(raw_page(_end_of_columns_then_title(), 3), set(), starts).lines
+    assert [read_across(page, raw, starts) for page, raw in zip(first, raws, strict=True)] == [False, False, True]
+    lines = order_page(raws[2], set(), starts).lines
     assert [ln.text for ln in lines][:4] == ["khỏi tuần hoàn.", "18. Thông tin quy chế", "Thuốc kê đơn.", "THUỐC B"]
 
 
