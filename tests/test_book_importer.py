@@ -81,6 +81,21 @@ def test_a_table_split_over_two_pages_is_joined_and_its_header_dropped():
     assert report.joined_tables == [("Thuốc A", 1, 2)]
 
 
+def test_a_row_cut_by_the_page_end_is_one_row_again():
+    """The last row of page 1 has no rule under it (open): its cells go on in the first row after the header."""
+    header = ("Thuốc", "Cơ chế")
+    first = TableBox(1, (50, 600, 550, 760), (header, ("Amiodaron", "Ức chế CYP2C9"), ("Ciprofloxacin,", "Ức chế")),
+                     (50.0, 200.0, 550.0), open_bottom=True)
+    second = TableBox(2, (50, 80, 550, 140), (header, ("clarithromycin", "chuyển hóa"), ("Fluconazol", "Ức chế")),
+                      (50.0, 200.0, 550.0))
+    page_one = _monograph("Thuốc A", 100) + [line("Bảng 1. Tương tác", 50, 590), first]
+    monographs, _ = _run([_page(page_one), _page([second], 2)])
+    table = monographs[0].sections[-1].parts[-1]
+    assert table.rows == (header, ("Amiodaron", "Ức chế CYP2C9"), ("Ciprofloxacin, clarithromycin", "Ức chế chuyển hóa"),
+                          ("Fluconazol", "Ức chế"))
+    assert not table.open_end
+
+
 def test_no_monograph_means_failed():
     _, report = _run([_page([line("Lời nói đầu", 50, 100), line("Sách này …", 50, 112)])])
     assert report.monographs == 0 and report.exit_status == 2 and report.front_matter_pages == [1]

@@ -42,6 +42,30 @@ def test_ruled_table_cells(tmp_path):
     assert [list(r) for r in tables[0].rows] == expected
 
 
+def test_a_row_the_page_end_cut_is_a_row_of_its_own(tmp_path):
+    """Chromium draws no rule under a row the page end cuts: its cell borders just stop at the foot."""
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "cut.pdf"
+    page = canvas.Canvas(str(path), pagesize=(600, 800), invariant=1)
+    page.setLineWidth(0.6)
+    for y in (700, 680, 660):  # the header's top, the rules under the header and under the first row
+        page.line(50, y, 300, y)
+    for x in (50, 150, 300):  # the vertical rules run on to y = 620: the last row is cut there
+        page.line(x, 700, x, 620)
+    for text, x, y in (("Thuoc", 55, 686), ("Xu tri", 155, 686), ("Amiodaron", 55, 666), ("Giam lieu", 155, 666),
+                       ("Clopidogrel", 55, 646), ("Theo doi", 155, 646), ("chay mau", 155, 632)):
+        page.drawString(x, y, text)  # Helvetica has no Vietnamese letters
+    page.save()
+    document = open_pdf(path)
+    try:
+        (table,) = read_page(document, 0).tables
+    finally:
+        document.close()
+    assert table.rows == (("Thuoc", "Xu tri"), ("Amiodaron", "Giam lieu"), ("Clopidogrel", "Theo doi chay mau"))
+    assert table.open_bottom and not table.open_top
+
+
 def test_two_columns_are_read_left_then_right():
     document = open_pdf(PDF_FIXTURES / "two_column.pdf")
     try:

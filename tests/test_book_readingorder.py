@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from duocthu.book.readingorder import order_page
+from duocthu.book.readingorder import column_starts, order_page, read_across
 
 from .book_helpers import column, fragment, raw_page
 
@@ -82,6 +82,35 @@ def test_lines_carry_their_column():
     lines = order_page(raw_page(page), set()).lines
     assert lines[0].column[0] == LEFT and lines[-1].column[0] == RIGHT
     assert lines[0].column[2] < RIGHT
+
+
+def _end_of_columns_then_title():
+    """Top of a page: the left column's last line beside the right column's last heading, one more line
+    in the right column, then the next drug's title and one-column text."""
+    return [fragment("khỏi tuần hoàn.", LEFT, 100), fragment("18. Thông tin quy chế", RIGHT, 100, bold=True),
+            fragment("Thuốc kê đơn.", RIGHT, 115), fragment("THUỐC B", LEFT, 145, size=14, bold=True),
+            *column([f"B{i:02d} {FULL}" for i in range(3)], LEFT, 165)]
+
+
+def test_one_line_beside_a_column_is_one_line_without_the_books_grid():
+    """Alone on its page, a single line beside another is no evidence of columns (a wide gap is read across)."""
+    assert _texts(_end_of_columns_then_title())[0] == "khỏi tuần hoàn. 18. Thông tin quy chế"
+
+
+def test_a_single_line_beside_a_column_of_the_books_grid_is_read_as_two_columns():
+    raws = [raw_page(_column("L", 8, LEFT, 100) + _column("R", 8, RIGHT, 100), n) for n in (1, 2)]
+    raws.append(raw_page(_end_of_columns_then_title(), 3))
+    first = [order_page(raw, set()) for raw in raws]
+    starts = column_starts(first)
+    assert starts == frozenset({RIGHT})
+    assert [read_across(page, raw, starts) for page, raw in zip(first, raws, strict=True)] == [False, False, True]
+    lines = order_page(raws[2], set(), starts).lines
+    assert [ln.text for ln in lines][:4] == ["khỏi tuần hoàn.", "18. Thông tin quy chế", "Thuốc kê đơn.", "THUỐC B"]
+
+
+def test_a_column_seen_on_one_page_only_is_not_the_books_grid():
+    assert column_starts([order_page(raw_page(_column("L", 8, LEFT, 100) + _column("R", 8, RIGHT, 100)), set())]) \
+        == frozenset()
 
 
 def _split_words(fragment_):

@@ -24,6 +24,26 @@ class ImportedTable:
     captioned: bool = True
     widths: tuple[float, ...] = ()
     continued: list[tuple[int, Box]] = field(default_factory=list)  # (page, box) of each part after the first
+    open_end: bool = False  # its last part ends in a row the page or column end cut: the next part goes on with it
+
+    def join(self, rows: tuple[tuple[str, ...], ...], page: int, bbox: Box, *, cut_above: bool,
+             cut_below: bool) -> None:
+        """Add the next part's rows (its repeated header already dropped); a row cut in two by the page end
+        (``open_end`` here, or ``cut_above`` there) is one row again, its cells joined."""
+        if rows and self.rows and (self.open_end or cut_above):
+            joined = tuple(_join_cell(a, b) for a, b in zip(self.rows[-1], rows[0], strict=True))
+            rows = (joined, *rows[1:])
+            self.rows = self.rows[:-1]
+        self.rows = self.rows + rows
+        self.continued.append((page, bbox))
+        self.open_end = cut_below
+
+
+def _join_cell(first: str, rest: str) -> str:
+    """The two pieces of a cell cut by the page end; no space after a dash or slash at the cut ("2–" / "3 mg")."""
+    if not first or not rest:
+        return first or rest
+    return f"{first}{rest}" if first.endswith(("–", "—", "/")) else f"{first} {rest}"
 
 
 @dataclass

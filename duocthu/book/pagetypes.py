@@ -42,6 +42,9 @@ class TableBox:
     bbox: Box
     rows: tuple[tuple[str, ...], ...]
     columns: tuple[float, ...] = ()
+    # no rule closes the grid there, its vertical rules run on: the page or column end cut a row in two
+    open_top: bool = False
+    open_bottom: bool = False
 
     @property
     def top(self) -> float:

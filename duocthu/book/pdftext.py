@@ -23,7 +23,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from duocthu.book.pagetypes import Box, Char, Fragment, Line, PageText, RawPage, TableBox
-from duocthu.book.readingorder import order_page
+from duocthu.book.readingorder import column_starts, order_page, read_across
 from duocthu.book.running import margin_fragments
 from duocthu.errors import DuocthuError
 
@@ -65,7 +65,8 @@ def read_pages(document: pdfium.PdfDocument, indices: Iterable[int] | None = Non
     """Pages ``indices`` (0-based; all by default) in reading order, running heads found across them.
 
     Every page is read before any is ordered: whether a line at the top is a running head is known
-    only from the other pages. ``advance(1)`` is called after each page read (a progress bar).
+    only from the other pages, and so is the book's column grid (a page read across it is ordered again).
+    ``advance(1)`` is called after each page read (a progress bar).
     """
     raws = []
     for index in range(len(document)) if indices is None else indices:
@@ -73,7 +74,10 @@ def read_pages(document: pdfium.PdfDocument, indices: Iterable[int] | None = Non
         if advance is not None:
             advance(1)
     margins = margin_fragments(raws)
-    return [order_page(raw, margins.get(raw.number, set())) for raw in raws]
+    pages = [order_page(raw, margins.get(raw.number, set())) for raw in raws]
+    starts = column_starts(pages)
+    return [order_page(raw, margins.get(raw.number, set()), starts) if starts and read_across(page, raw, starts)
+            else page for raw, page in zip(raws, pages, strict=True)]
 
 
 def read_page(document: pdfium.PdfDocument, index: int) -> PageText:
@@ -272,11 +276,23 @@ def _fragments(chars: list[Char]) -> list[Fragment]:
     return fragments
 
 
+_OPEN = 3.0  # pt: vertical rules running on this far past the last horizontal one leave the row open
+
+
 @dataclass
 class _Grid:
     xs: list[float] = field(default_factory=list)
     ys: list[float] = field(default_factory=list)
     bbox: Box = (0.0, 0.0, 0.0, 0.0)
+    open_top: bool = False
+    open_bottom: bool = False
+
+    @classmethod
+    def of(cls, xs: list[float], ys: list[float], bbox: Box) -> _Grid:
+        """The grid of these rules; a row the page or column end cut (Chromium draws no rule under
+        it, the cell borders just stop) gets the end of the vertical rules as its edge."""
+        open_top, open_bottom = ys[0] - bbox[1] > _OPEN, bbox[3] - ys[-1] > _OPEN
+        return cls(xs, [bbox[1]] * open_top + ys + [bbox[3]] * open_bottom, bbox, open_top, open_bottom)
 
 
 def _grids(rules: list[Box], height: float) -> list[_Grid]:
@@ -312,8 +328,8 @@ def _grids(rules: list[Box], height: float) -> list[_Grid]:
             continue
         bbox = (min(m[1] for m in members), min(m[2] for m in members),
                 max(m[3] for m in members), max(m[4] for m in members))
-        grids.append(_Grid(_merge([(m[1] + m[3]) / 2 for m in vertical]),
-                           _merge([(m[2] + m[4]) / 2 for m in horizontal]), bbox))
+        grids.append(_Grid.of(_merge([(m[1] + m[3]) / 2 for m in vertical]),
+                              _merge([(m[2] + m[4]) / 2 for m in horizontal]), bbox))
     return sorted(grids, key=lambda g: g.bbox[1])
 
 
@@ -360,7 +376,8 @@ def _fill_tables(page: int, grids: list[_Grid], chars: list[Char]) -> tuple[list
             if any(row):
                 rows.append(row)
         x0, top, x1, bottom = (round(v, 1) for v in grid.bbox)
-        tables.append(TableBox(page, (x0, top, x1, bottom), tuple(rows), tuple(round(x, 1) for x in grid.xs)))
+        tables.append(TableBox(page, (x0, top, x1, bottom), tuple(rows), tuple(round(x, 1) for x in grid.xs),
+                               grid.open_top, grid.open_bottom))
     return tables, body
 
 

@@ -168,8 +168,7 @@ class Placer:
         if self.caption is None and self.last_kind == "table" and isinstance(last, ImportedTable) \
                 and _continues(last, table):
             rows = table.rows[1:] if table.rows and last.rows and table.rows[0] == last.rows[0] else table.rows
-            last.rows = last.rows + rows
-            last.continued.append((entry.printed, table.bbox))
+            last.join(rows, entry.printed, table.bbox, cut_above=table.open_top, cut_below=table.open_bottom)
             self.report.joined_tables.append((self.mono.name, last.page, entry.printed))
         else:
             caption, captioned = (self.caption[0], True) if self.caption else (f"Bảng ở trang {entry.printed}", False)
@@ -177,7 +176,7 @@ class Placer:
                 self._count("monographs")
             self.caption = None
             self.section.parts.append(ImportedTable(caption, entry.printed, table.bbox, table.rows, captioned,
-                                                    table.widths))
+                                                    table.widths, open_end=table.open_bottom))
             self.report.tables += 1
             if not captioned:
                 self.report.uncaptioned_tables.append((self.mono.name, entry.printed))

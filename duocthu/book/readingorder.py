@@ -27,6 +27,7 @@ _FLOW = 1.35  # consecutive lines of a column: baselines at most this × the lin
 _HOLE = 2.5  # a column blank for this many line pitches across a gap: its text ended there
 _WINDOW = 4.0  # line pitches looked at below a gap
 _BALANCED_GAP = 1.5  # line pitches of blank below two columns that end together: the next thing spans
+_SAME_START = 1.5  # pt: columns of two pages starting this close start at the same place
 
 
 @dataclass(frozen=True)
@@ -46,14 +47,48 @@ class _Atom:
 class _Page:
     size: float  # the body text size
     pitch: float  # the distance between two body lines
+    starts: frozenset[float] = frozenset()  # where the book's columns start (see :func:`column_starts`)
 
     @property
     def gutter(self) -> float:
         return _GUTTER * self.size
 
+    def starts_column(self, x: float) -> bool:
+        return any(abs(x - start) <= _SAME_START for start in self.starts)
 
-def order_page(raw: RawPage, margins: set[int]) -> PageText:
-    """The page's lines and tables in reading order; the fragments ``margins`` as running lines."""
+
+def column_starts(pages: list[PageText]) -> frozenset[float]:
+    """Where the book's columns start: the left edge of a column read beside another one, on two pages or more.
+
+    A book keeps its column grid from page to page. Where only one line of a column set is left
+    (the last line of a left column beside the right column's last heading and line, at the top
+    of a page), no page-local cue tells a gutter from a wide gap; the grid of the other pages does.
+    """
+    seen: Counter[float] = Counter()
+    for page in pages:
+        boxes = {ln.column for ln in page.lines}
+        seen.update({round(b[0]) for b in boxes for a in boxes if a[2] <= b[0] and a[1] < b[3] and b[1] < a[3]})
+    return frozenset(float(x) for x, pages_seen in seen.items() if pages_seen >= 2)
+
+
+def read_across(page: PageText, raw: RawPage, starts: frozenset[float]) -> bool:
+    """True when a line of ``page`` was read across one of the ``starts``: a fragment begins there, inside
+    the line. Only such a page can read otherwise once the book's column grid is known."""
+    lines = page.lines
+    for fragment in raw.fragments:
+        if any(abs(fragment.x0 - start) <= _SAME_START for start in starts) and any(
+                abs(ln.baseline - fragment.baseline) <= 0.5 * fragment.size and ln.x0 < fragment.x0 - 1 <= ln.x1
+                for ln in lines):
+            return True
+    return False
+
+
+def order_page(raw: RawPage, margins: set[int], starts: frozenset[float] = frozenset()) -> PageText:
+    """The page's lines and tables in reading order; the fragments ``margins`` as running lines.
+
+    ``starts``: where the book's columns start (:func:`column_starts`); a blank at least a gutter wide
+    that ends at one of them is a gutter even with a single line beside it.
+    """
     body = [f for i, f in enumerate(raw.fragments) if i not in margins]
     margin_lines = tuple(_line(raw.number, [raw.fragments[i]], (0.0, 0.0, raw.width, raw.height))
                          for i in sorted(margins, key=lambda i: (raw.fragments[i].baseline, raw.fragments[i].x0)))
@@ -61,7 +96,7 @@ def order_page(raw: RawPage, margins: set[int]) -> PageText:
     atoms += [_Atom(*t.bbox, t) for t in raw.tables]
     items: list[Line | TableBox] = []
     if atoms:
-        page = _measure(body)
+        page = _measure(body, starts)
         for column, block in _segment(atoms, _bbox(atoms), page, 0):
             items += _block_items(raw.number, block, column)
     chars = sum(len(ln.text.replace(" ", "")) for ln in items if isinstance(ln, Line))
@@ -69,7 +104,7 @@ def order_page(raw: RawPage, margins: set[int]) -> PageText:
     return PageText(raw.number, raw.width, raw.height, tuple(items), margin_lines, raw.images, chars)
 
 
-def _measure(fragments: list[Fragment]) -> _Page:
+def _measure(fragments: list[Fragment], starts: frozenset[float]) -> _Page:
     """The body size (most characters) and line pitch (most common baseline step at one left edge)."""
     sizes: Counter[float] = Counter()
     for f in fragments:
@@ -86,7 +121,7 @@ def _measure(fragments: list[Fragment]) -> _Page:
             if 0.9 * size <= b - a <= 2.0 * size:
                 steps[round(b - a, 1)] += 1
     pitch = steps.most_common(1)[0][0] if steps else 1.2 * size
-    return _Page(size, pitch)
+    return _Page(size, pitch, starts)
 
 
 def _bbox(atoms: list[_Atom]) -> Box:
@@ -100,17 +135,13 @@ def _segment(atoms: list[_Atom], column: Box, page: _Page, depth: int) -> list[t
     bands = _bands(atoms, page)
     if len(bands) > 1:
         return [piece for band in bands for piece in _segment(band, column, page, depth + 1)]
-    gutter = _widest(_gutters(atoms, page)) if _rows(atoms) >= 2 else None
+    gutter = _widest(_gutters(atoms, page))
     if gutter is None:
         return [(column, atoms)]
     middle = (gutter[0] + gutter[1]) / 2
     left = [a for a in atoms if a.x1 <= middle]
     right = [a for a in atoms if a.x1 > middle]
     return [*_segment(left, _bbox(left), page, depth + 1), *_segment(right, _bbox(right), page, depth + 1)]
-
-
-def _rows(atoms: list[_Atom]) -> int:
-    return len({round(a.baseline) for a in atoms})
 
 
 def _widest(gutters: list[tuple[float, float]]) -> tuple[float, float] | None:
@@ -127,7 +158,7 @@ def _gutters(atoms: list[_Atom], page: _Page, rows: int = 2) -> list[tuple[float
     gutters = []
     reach = spans[0][1]
     for x0, x1 in spans[1:]:
-        if x0 - reach >= page.gutter and _side_by_side(atoms, reach, x0, page, rows):
+        if x0 - reach >= page.gutter and _side_by_side(atoms, reach, x0, page, 1 if page.starts_column(x0) else rows):
             gutters.append((reach, x0))
         reach = max(reach, x1)
     return gutters
