@@ -38,6 +38,32 @@ def test_ragged_text_measures_against_the_frame_seen_on_other_pages():
     assert line_start(narrow, following, BODY, PITCH, right_edge=420.0) == LINE
 
 
+def test_ragged_list_item_after_a_sentence_end_where_no_word_would_have_fitted():
+    # a line ending a sentence near the edge: a first word of 6 characters would not have fitted after it
+    above = line("tăng men gan thoáng qua khi dùng kéo dài.", 50, 100, x1=FULL_END - 20)
+    labelled = line("Người suy thận: giảm nửa liều.", 50, 112)
+    unlabelled = line("Buồn ngủ nhẹ ở một số người bệnh lớn tuổi.", 50, 112)
+    in_list = ["Sốt.", "Thường gặp: tăng men gan thoáng qua khi dùng kéo dài."]
+    assert line_start(above, labelled, BODY, PITCH, paragraph=in_list) == LINE  # a run-in label
+    assert line_start(above, unlabelled, BODY, PITCH, paragraph=in_list) == LINE  # the item above was one sentence
+    several = ["Sốt.", "Uống sau ăn. Chia hai lần, tăng men gan thoáng qua khi dùng kéo dài."]
+    assert line_start(above, unlabelled, BODY, PITCH, paragraph=several) == CONTINUE  # an item of sentences goes on
+    assert line_start(above, labelled, BODY, PITCH, paragraph=several) == LINE
+
+
+def test_no_list_item_outside_a_list_in_justified_text_or_mid_sentence():
+    above = line("tăng men gan thoáng qua khi dùng kéo dài.", 50, 100, x1=FULL_END - 20)
+    labelled = line("Người suy thận: giảm nửa liều.", 50, 112)
+    prose = ["Thường gặp: tăng men gan thoáng qua khi dùng kéo dài."]  # no hard line above: prose
+    assert line_start(above, labelled, BODY, PITCH, paragraph=prose) == CONTINUE
+    in_list = ["Sốt.", *prose]
+    full = line("tăng men gan thoáng qua khi dùng kéo dài.", 50, 100, x1=FULL_END)
+    assert line_start(full, labelled, BODY, PITCH, justified=True, paragraph=in_list) == CONTINUE
+    assert line_start(above, line("giảm nửa liều ở trẻ nhỏ.", 50, 112), BODY, PITCH, paragraph=in_list) == CONTINUE
+    comma = line("tăng men gan thoáng qua khi dùng kéo dài,", 50, 100, x1=FULL_END - 20)
+    assert line_start(comma, labelled, BODY, PITCH, paragraph=in_list) == CONTINUE
+
+
 def test_hyphen_at_a_line_end():
     vocabulary = Vocabulary([line("para-aminophenol và cyclooxygenase", 50, 100)])
     assert join_lines("dẫn chất para-", "aminophenol,", "hard", vocabulary) == "dẫn chất para-aminophenol,"

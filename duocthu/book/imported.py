@@ -68,6 +68,12 @@ class ImportedSection:
             current[-1] = join(current[-1], line) if join else f"{current[-1]} {line}"
 
     @property
+    def open_paragraph(self) -> list[str]:
+        """The hard lines of the paragraph the next printed line may go on with (none after a table)."""
+        current = self.parts[-1] if self.parts else None
+        return current if isinstance(current, list) else []
+
+    @property
     def empty(self) -> bool:
         return not self.parts
 

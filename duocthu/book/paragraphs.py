@@ -7,6 +7,10 @@ Measured against the line's own column (its left and right edges) and the book's
 * a line whose first word would have fitted at the end of the line above starts a **line** too:
   the typesetter broke there on purpose (the unindented lists of indications and doses), and so
   does a line after one that stops short of the edge in justified text (a paragraph's last line);
+* in ragged-right text, inside a paragraph already read as a list (a hard line found above), a line
+  starting with a capital or a digit after a line ending a sentence starts a **line** when it opens
+  with a run-in label ("Người cao tuổi: …") or the item above was one sentence: there the page
+  shows no break (the next word would not have fitted either way) but the list's own shape does;
 * anything else **continues** the line above, so a wide justified word gap or a column break never
   cuts a sentence; a word hyphenated at the line end is joined again (see :class:`Vocabulary`).
 """
@@ -15,21 +19,25 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from duocthu.book.pagetypes import Line
 
 PARAGRAPH, LINE, CONTINUE = "paragraph", "line", "continue"
 _WORD_RE = re.compile(r"[^\W_][\w\-]*", re.UNICODE)
+_SENTENCE_END = (".", "!", "?")
+_RUN_IN_LABEL_RE = re.compile(r"[^.;:!?]{1,40}?: \S")  # a short lead-in and a colon: "Trẻ em 6–12 tuổi: 250 mg"
+_SENTENCE_BREAK_RE = re.compile(r"[.!?]\s+(\w)")
 
 
 def line_start(previous: Line | None, line: Line, body_size: float, pitch: float, justified: bool = False,
-               right_edge: float = 0.0) -> str:
+               right_edge: float = 0.0, paragraph: Sequence[str] = ()) -> str:
     """How ``line`` starts after ``previous`` (``None``: the first line of a section or after a table).
 
     ``justified``: ``previous`` is in justified text, where only the last line of a paragraph (or a
     line before a hard break) stops short of the right edge. ``right_edge``: where the text frame of
-    ``previous`` ends, if known beyond its column's longest line on the page.
+    ``previous`` ends, if known beyond its column's longest line on the page. ``paragraph``: the
+    hard lines read so far of the paragraph ``previous`` is in (its last one ends with ``previous``).
     """
     if previous is None:
         return PARAGRAPH
@@ -48,7 +56,26 @@ def line_start(previous: Line | None, line: Line, body_size: float, pitch: float
         return LINE  # the first word would have fitted above: a break the typesetter was told to make
     if justified and not _full(previous, body_size):
         return LINE  # a justified line that stops short ends its paragraph
+    if not justified and _next_list_item(previous, line, paragraph):
+        return LINE
     return CONTINUE
+
+
+def _next_list_item(previous: Line, line: Line, paragraph: Sequence[str]) -> bool:
+    """In a list (a paragraph with hard lines), whether ``line`` opens the next item after ``previous``.
+
+    Only when ``previous`` ends a sentence and ``line`` starts with a capital or a digit; then a run-in
+    label opening ``line``, or an item above of a single sentence, says a new item starts. An item of
+    several sentences may go on with another one (a dose, then a caution about it), so it is left joined.
+    """
+    if len(paragraph) < 2 or not previous.text.rstrip().endswith(_SENTENCE_END):
+        return False
+    if not (line.text[:1].isupper() or line.text[:1].isdigit()):
+        return False
+    if _RUN_IN_LABEL_RE.match(line.text):
+        return True
+    item = paragraph[-1].rstrip()
+    return not any(m.group(1)[0].isupper() or m.group(1)[0].isdigit() for m in _SENTENCE_BREAK_RE.finditer(item))
 
 
 def _full(line: Line, body_size: float) -> bool:

@@ -149,7 +149,8 @@ class Placer:
         justified = self.previous is not None and self.book.justified.get(
             (self.previous.page, self.previous.column), False)
         edge = self.book.right_edge(self.previous) if self.previous is not None else 0.0
-        start = line_start(self.previous, line, self.book.body.size, self.book.pitch, justified, edge)
+        start = line_start(self.previous, line, self.book.body.size, self.book.pitch, justified, edge,
+                           self.section.open_paragraph)
         hyphen = self.previous.hyphen_end if self.previous is not None else ""
         self.section.add_text(line.text, entry.printed, start,
                               lambda a, b: join_lines(a, b, hyphen, self.book.vocabulary))
