@@ -154,7 +154,8 @@ def declined_target(sentence: str) -> str | None:
         start = match.start()
         end = _clause_end(folded, match.end("rest") - len(match["rest"]))
         return clean[start:end]
-    if head.endswith(":"):  # "Trẻ em dưới 16 tuổi bị sốt do virus: không dùng vì …"
+    if head.endswith(":") and re.match(r"\s*(?:$|[.;,]|vi\b|do\b)", match["rest"]):
+        # "Trẻ em dưới 16 tuổi bị sốt do virus: không dùng vì …" declines the head as a whole
         start = head.rfind(". ") + 1 if ". " in head else 0
         return clean[start: match.end()]
     return None
