@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from duocthu.chunker import chunk_monograph
 from duocthu.contraindications import (
     BookVocabulary,
     declined_target,
@@ -16,7 +17,6 @@ from duocthu.contraindications import (
     without_asides,
 )
 from duocthu.corpus import load_formulary
-from duocthu.chunker import chunk_monograph
 from duocthu.types import Chunk, Threshold
 from duocthu.understanding.conditions import LEXICON_SECTIONS, build_lexicon
 
