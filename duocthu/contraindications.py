@@ -51,9 +51,14 @@ _JAUNDICE_LABEL_RE = re.compile(r"\b(?:vang da|bilirubin)\b")
 _DECLINES_RE = re.compile(r"\bkhong (?:duoc )?dung\b(?! duoc)(?P<rest>.*)$")
 _DECLINED_TARGET_RE = re.compile(r"^\s*(?:(?!lieu\b|qua\b)\S+\s+){0,2}?(?:cho|o|trong|de|khi)\b")
 _ITEM_SPLIT_RE = re.compile(r",|;|/|\.|\bhoac\b|\bva\b|\bnhu\b|\(|\)|:")
+# "… cho trẻ sinh non và trẻ sơ sinh có tăng bilirubin": each population its own clause (as limits.py reads them).
+_NEW_POPULATION_RE = re.compile(r"\s+và\s+(?=(?:phụ nữ|trẻ|người)\b)", re.IGNORECASE)
+# "truyền tĩnh mạch dung dịch chứa calci": a product given with the drug, named after what it contains.
+_INFUSION_RE = re.compile(r"\bdung dich chua (\w+)")
 _ALCOHOL_RE = re.compile(r"\buong ruou\b")
 # Parts of a clause that are not what it contraindicates: reasons "(nguy cơ …)", "do nguy cơ …", exceptions
 # "trừ khi …" (the opposite of the contraindication) and causes ("nhiễm toan ceton do đái tháo đường").
+_EXCEPTION_RE = re.compile(r"\b(?:trừ khi|trừ trường hợp|ngoại trừ|trừ)\b.*$", re.IGNORECASE)
 _ASIDE_RES = (  # on lower-cased text with its diacritics: "do" (because of) is not "độ" (degree)
     re.compile(r"\((?:do |vì |nguy cơ|thuốc gây|gây |trừ |làm |tác dụng|cần )[^)]*\)?"),
     re.compile(r"\b(?:trừ khi|trừ trường hợp|ngoại trừ|trừ)\b.*$"),
@@ -111,8 +116,7 @@ def records_of_chunk(chunk: Chunk, vocab: BookVocabulary) -> tuple[Contraindicat
                      for r in parse_sentence(chunk.drug_id, chunk.section_key, s, vocab))
     records: list[ContraindicationRecord] = []
     if chunk.section_key == DOSING_SECTION:
-        records += [ContraindicationRecord(chunk.drug_id, chunk.section_key, limit.sentence, population=limit)
-                    for limit in chunk.population_limits]
+        records += _declined_groups(chunk, vocab)
     if chunk.section_key in DECLINING_SECTIONS:
         limited = {r.sentence for r in records}
         for sentence in contraindication_sentences(chunk.text):
@@ -121,6 +125,20 @@ def records_of_chunk(chunk: Chunk, vocab: BookVocabulary) -> tuple[Contraindicat
                 found = parse_sentence(chunk.drug_id, chunk.section_key, sentence, vocab, focus=target)
                 records += [_in_section_population(r) for r in found]
     return tuple(records)
+
+
+def _declined_groups(chunk: Chunk, vocab: BookVocabulary) -> list[ContraindicationRecord]:
+    """The age and weight groups the dosing section declines (the chunker's limits), each a record; a sentence
+    that declines preterm or jaundiced newborns is read whole, so that a term baby is not taken for one."""
+    records: list[ContraindicationRecord] = []
+    for sentence in dict.fromkeys(limit.sentence for limit in chunk.population_limits):
+        if _PRETERM_RE.search(fold(sentence)) or _JAUNDICE_RE.search(fold(sentence)):
+            records += parse_sentence(chunk.drug_id, chunk.section_key, sentence, vocab,
+                                      focus=declined_target(sentence))
+            continue
+        records += [ContraindicationRecord(chunk.drug_id, chunk.section_key, sentence, population=limit)
+                    for limit in chunk.population_limits if limit.sentence == sentence]
+    return records
 
 
 _SECTION_POPULATION = {"thoi_ky_mang_thai": "pregnancy", "thoi_ky_cho_con_bu": "breastfeeding"}
@@ -181,7 +199,7 @@ def parse_sentence(
     text = focus if focus is not None else sentence
     head = _FORM_HEAD_RE.match(fold(text))
     form = normalize(text)[: len(head["form"])].strip().lower() if head else None
-    for clause in _clauses(text):
+    for clause in (part for c in _clauses(text) for part in _NEW_POPULATION_RE.split(c) if part.strip()):
         base = ContraindicationRecord(drug_id, section_key, sentence, form=form)
         records += _clause_records(base, clause, vocab)
     return list(dict.fromkeys(records))
@@ -217,6 +235,9 @@ def without_asides(clause: str) -> str:
 
 
 def _clause_records(base: ContraindicationRecord, clause: str, vocab: BookVocabulary) -> list[ContraindicationRecord]:
+    # A past reaction "do aminoglycosid" names its cause: read allergies before causes are set aside.
+    allergy_text = _EXCEPTION_RE.sub("", clause)
+    hypersensitivity = _hypersensitivity(base.drug_id, allergy_text, fold(allergy_text), vocab)
     clause = without_asides(clause)
     folded = fold(clause)
     limits = [replace(limit, sentence=base.sentence) for limit in parse_limits(clause)]
@@ -225,7 +246,7 @@ def _clause_records(base: ContraindicationRecord, clause: str, vocab: BookVocabu
     neonatal = any(limit.kind == "age" and (limit.max_age_years or 99) <= 1 for limit in limits)
     shared = replace(
         base,
-        hypersensitivity=_hypersensitivity(base.drug_id, clause, folded, vocab),
+        hypersensitivity=hypersensitivity,
         purposes=_purposes(folded),
         co_medications=_co_medications(base.drug_id, clause, folded, vocab),
         preterm=True if _PRETERM_RE.search(folded) else (False if _TERM_RE.search(folded) else None),
@@ -341,8 +362,9 @@ def _purposes(folded: str) -> tuple[str, ...]:
 def _co_medications(drug_id: str, clause: str, folded: str, vocab: BookVocabulary) -> tuple[str, ...]:
     """Drugs of the book, classes, and other products named as taken together with this one."""
     match = _CO_MEDICATION_RE.search(folded)
+    infusion = _INFUSION_RE.search(folded)
     if match is None:
-        return ("rượu",) if _ALCOHOL_RE.search(folded) else ()
+        return ("rượu",) if _ALCOHOL_RE.search(folded) else ((infusion.group(1),) if infusion else ())
     rest_start = match.start("rest")
     rest = clause[rest_start:] if len(clause) == len(folded) else normalize(clause)[rest_start:]
     found = [d for d in vocab.drugs_named(rest) if d != drug_id]
@@ -394,6 +416,23 @@ def parse_report(chunks: Iterable[Chunk]) -> list[DrugRecords]:
         unparsed = tuple(s for s in sentences if s not in parsed)
         report.append(DrugRecords(drug_id, records, unparsed, len(sentences)))
     return report
+
+
+def format_report(report: list[DrugRecords], unparsed_only: bool = False) -> str:
+    """The parse report as text: a summary line, then per drug its records and its sentences not read."""
+    sentences = sum(r.sentences for r in report)
+    unparsed = sum(len(r.unparsed) for r in report)
+    share = 100.0 * (sentences - unparsed) / sentences if sentences else 100.0
+    lines = [f"Chống chỉ định: {sentences} câu, {sentences - unparsed} đọc được thành dữ kiện ({share:.1f} %), "
+             f"{unparsed} chưa đọc được; {sum(len(r.records) for r in report)} bản ghi."]
+    for drug in report:
+        if unparsed_only and not drug.unparsed:
+            continue
+        lines.append(f"\n## {drug.drug_id} — {len(drug.records)} bản ghi, {len(drug.unparsed)} câu chưa đọc được")
+        if not unparsed_only:
+            lines += [f"  [{r.section_key}] {describe(r)}  ← {r.sentence}" for r in drug.records]
+        lines += [f"  CHƯA ĐỌC: {sentence}" for sentence in drug.unparsed]
+    return "\n".join(lines)
 
 
 def describe(record: ContraindicationRecord) -> str:

@@ -183,3 +183,75 @@ def test_records_survive_the_payload_round_trip(book_chunks):
     chunk = next(c for c in with_records(book_chunks) if c.drug_id == "cetirizin" and c.section_key == "chong_chi_dinh")
     assert chunk.records
     assert Chunk.from_payload(chunk.payload()).records == chunk.records
+
+
+# --- the book's records judged for a patient (issue 24's examples) --------------------------------
+
+from duocthu.drug_classes import classes_of  # noqa: E402
+from duocthu.retrieval.reasoning import Status, judge  # noqa: E402
+from duocthu.understanding.frame import PatientFacts, PatientMeasure  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def book(book_chunks):
+    chunks = with_records(book_chunks)
+    records: dict[str, list] = {}
+    atc: dict[str, tuple[str, ...]] = {}
+    for chunk in chunks:
+        records.setdefault(chunk.drug_id, []).extend(chunk.records)
+        atc[chunk.drug_id] = chunk.atc_codes
+    return records, {drug: classes_of(codes) for drug, codes in atc.items()}
+
+
+def statuses(book, drug_id, patient, age=None, weight=None):
+    records, classes = book
+    return [judge(r, patient, age, weight, classes[drug_id], classes_by_drug=classes) for r in records[drug_id]]
+
+
+def kinds(verdicts):
+    return {v.status for v in verdicts}
+
+
+def test_no_fact_no_verdict_but_not_raised(book):
+    records, _ = book
+    for drug_id in records:
+        assert kinds(statuses(book, drug_id, PatientFacts())) <= {Status.NOT_RAISED}, drug_id
+
+
+def test_term_baby_without_jaundice_is_not_refused_ceftriaxone(book):
+    verdicts = statuses(book, "ceftriaxon", PatientFacts(preterm=False, jaundice=False), age=20 / 365)
+    assert not kinds(verdicts) & {Status.APPLIES, Status.UNDETERMINED}
+    unknown = statuses(book, "ceftriaxon", PatientFacts(), age=20 / 365)
+    assert "Bé sinh đủ tháng hay sinh non?" in {v.question for v in unknown if v.status == Status.UNDETERMINED}
+    assert Status.APPLIES in kinds(statuses(book, "ceftriaxon", PatientFacts(preterm=True), age=20 / 365))
+
+
+def test_clearance_compared_with_cetirizine(book):
+    low = PatientFacts(measures=[PatientMeasure(quantity="creatinine_clearance", value=8, unit="ml/phút")])
+    fine = PatientFacts(measures=[PatientMeasure(quantity="creatinine_clearance", value=45, unit="ml/phút")])
+    assert Status.APPLIES in kinds(statuses(book, "cetirizin", low))
+    assert Status.APPLIES not in kinds(statuses(book, "cetirizin", fine))
+    vague = statuses(book, "cetirizin", PatientFacts(conditions=["suy thận"]))
+    assert {v.question for v in vague if v.status == Status.UNDETERMINED} == {"Độ thanh thải creatinin là bao nhiêu?"}
+
+
+def test_potassium_with_spironolactone(book):
+    patient = PatientFacts(measures=[PatientMeasure(quantity="potassium", value=5.9, unit="mmol/l")])
+    assert Status.APPLIES in kinds(statuses(book, "spironolacton", patient))
+
+
+def test_purposes_levothyroxine_and_tramadol(book):
+    assert Status.APPLIES in kinds(statuses(book, "levothyroxin", PatientFacts(purposes=["weight_loss"])))
+    assert Status.APPLIES in kinds(statuses(book, "tramadol", PatientFacts(purposes=["opioid_withdrawal"])))
+
+
+def test_denials_leave_ibuprofen_free(book):
+    patient = PatientFacts(denied_conditions=["loét dạ dày tá tràng", "hen phế quản"])
+    assert not kinds(statuses(book, "ibuprofen", patient, age=40)) & {Status.APPLIES, Status.UNDETERMINED}
+
+
+def test_class_reactions_in_any_form(book):
+    assert Status.APPLIES in kinds(statuses(book, "amoxicilin", PatientFacts(allergy_classes=["penicilin"])))
+    assert Status.APPLIES in kinds(statuses(book, "ciprofloxacin", PatientFacts(allergies=["levofloxacin"])))
+    unnamed = statuses(book, "amoxicilin", PatientFacts(unnamed_allergy=True))
+    assert "Bạn bị dị ứng với thuốc nào?" in {v.question for v in unnamed}
