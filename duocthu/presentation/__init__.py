@@ -20,8 +20,8 @@ from duocthu.presentation.formulary import (
     BrowsedSection,
     DrugMatch,
     monograph_sections,
-    record_rows,
     products_by_component,
+    record_rows,
     search_drugs,
     section_meta,
 )
