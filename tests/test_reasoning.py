@@ -86,6 +86,13 @@ def test_broad_condition_against_a_severe_form_asks_how_severe():
     assert v.status == Status.UNDETERMINED and "mức độ" in (v.question or "")
 
 
+def test_condition_that_must_come_with_another():
+    rec = record(conditions=("suy gan",), severity="nặng kèm suy thận")
+    assert verdict(rec, facts(conditions=["suy gan nặng", "suy thận"])).status == Status.APPLIES
+    v = verdict(rec, facts(conditions=["suy gan nặng"]))
+    assert v.status == Status.UNDETERMINED and v.question == "Người bệnh có suy gan nặng kèm suy thận không?"
+
+
 def test_unit_mismatch_is_undetermined():
     rec = record(thresholds=(Threshold("potassium", ">", 5.0, "mmol/l"),))
     patient = facts(measures=[PatientMeasure(quantity="potassium", value=20, unit="mg/dl")])

@@ -177,7 +177,7 @@ def _conditions(record: ContraindicationRecord, case: _Case) -> _Check | None:
         return _Check(Status.RULED_OUT, (f"không bị {denied}",))
     for label in record.conditions:
         for stated in case.patient.conditions:
-            check = _condition_match(record, label, stated)
+            check = _condition_match(record, label, stated, case.patient.conditions)
             if check is not None:
                 return check
     return _Check(Status.NOT_RAISED)
@@ -192,24 +192,41 @@ def _denied(labels: tuple[str, ...], denied: list[str]) -> str | None:
     return None
 
 
-def _condition_match(record: ContraindicationRecord, label: str, stated: str) -> _Check | None:
+def _condition_match(record: ContraindicationRecord, label: str, stated: str, all_stated: list[str]) -> _Check | None:
     """How a condition the patient stated meets the record's condition ``label`` at its severity."""
     said, wanted = fold(stated), fold(label)
     if said != wanted and not said.startswith(wanted + " "):
         return None
     narrower = said[len(wanted):].strip()  # "nặng" when "suy thận nặng" meets "suy thận"
     facts = (f"có {stated}",)
+    severity, extra = _split_severity(record.severity)
+    if extra is not None:  # "rung nhĩ kèm hội chứng WPW": the second condition must be stated too
+        if not any(fold(other) in extra for other in all_stated if other != stated):
+            return _Check(Status.UNDETERMINED, facts, f"Người bệnh có {label} {record.severity} không?")
+        facts = (*facts, f"có {record.severity}")
     measure_question = next((QUESTIONS.get(t.quantity) for t in record.thresholds), None)
-    if record.severity is None and not record.thresholds:
+    if severity is None and not record.thresholds:
         return _Check(Status.APPLIES, facts)
     if not narrower:  # the condition named without how severe, or without the number the book needs
         return _Check(Status.UNDETERMINED, facts, measure_question or f"{label.capitalize()} ở mức độ nào (có nặng không)?")
-    if record.severity is not None and fold(record.severity) not in narrower:
+    if severity is not None and fold(severity) not in narrower:
         return _Check(Status.UNDETERMINED, facts, measure_question or f"{label.capitalize()} ở mức độ nào?")
     stricter = [t for t in record.thresholds if not _severity_implies(t)]
     if stricter:
         return _Check(Status.UNDETERMINED, facts, QUESTIONS.get(stricter[0].quantity))
     return _Check(Status.APPLIES, facts)
+
+
+def _split_severity(severity: str | None) -> tuple[str | None, str | None]:
+    """("nặng", "suy thận") for "nặng kèm suy thận": the severity word and the condition that must come with it."""
+    if severity is None:
+        return None, None
+    words = severity.split()
+    for index, word in enumerate(words):
+        if word in ("kèm", "có"):
+            base = " ".join(words[:index]) or None
+            return base, fold(" ".join(words[index + 1:]))
+    return severity, None
 
 
 def _severity_implies(threshold: Threshold) -> bool:
