@@ -198,7 +198,7 @@ def _condition_match(record: ContraindicationRecord, label: str, stated: str, al
     if said != wanted and not said.startswith(wanted + " "):
         return None
     narrower = said[len(wanted):].strip()  # "nặng" when "suy thận nặng" meets "suy thận"
-    facts = (f"có {stated}",)
+    facts: tuple[str, ...] = (f"có {stated}",)
     severity, extra = _split_severity(record.severity)
     if extra is not None:  # "rung nhĩ kèm hội chứng WPW": the second condition must be stated too
         if not any(fold(other) in extra for other in all_stated if other != stated):
