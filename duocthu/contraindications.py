@@ -71,6 +71,7 @@ _ASIDE_RES = (  # on lower-cased text with its diacritics: "do" (because of) is 
 _FORM_HEAD_RE = re.compile(
     r"^\s*(?P<form>dang tiem|thuoc tiem|duong tiem|tiem tinh mach|truyen tinh mach|dang tiem truyen|thuoc nho mat"
     r"|thuoc dan|dang giai phong[^:]*|dung dich[^:]*|che pham[^:]*|lo bot[^:]*|vien[^:]*|insulin[^:]*)\s*:")
+_ROUTE_WORDS = frozenset({"duong", "dang", "tiem", "uong", "gel", "bo"})
 _NOT_A_NAME = frozenset({"thuoc", "cac", "khac", "nhung", "mot", "so", "duong", "tiem", "uong", "lieu", "dang"})
 
 
@@ -267,8 +268,11 @@ def _clause_records(base: ContraindicationRecord, clause: str, vocab: BookVocabu
     )
     if shared.hypersensitivity and _SEVERE_REACTION_RE.search(folded):
         shared = replace(shared, severity="nặng")
+    # In Chống chỉ định, "dùng … để điều trị chấn thương sọ não" is against treating that condition with it;
+    # elsewhere ("không dùng montelukast để điều trị cơn hen cấp") it is about the use, not the patient.
+    keep_treated = bool(limits) or (base.section_key == CONTRAINDICATION_SECTION and not shared.purposes)
     conditions = _condition_records(clause, vocab, shared, skip_jaundice=shared.jaundice is not None,
-                                    has_population=bool(limits))
+                                    has_population=keep_treated)
     has_own = _has_constraint(shared) or bool(limits)
     if conditions and _HYPERSENSITIVITY_RE.search(folded):
         conditions = []  # "Quá mẫn với …": what follows names drugs, not conditions
@@ -417,6 +421,8 @@ def _co_medications(drug_id: str, clause: str, folded: str, vocab: BookVocabular
     found += classes_named(rest)
     for item in _ITEM_SPLIT_RE.split(fold(rest)):
         words = item.split()
+        if len(words) > 1 and words[1] in _ROUTE_WORDS:  # "miconazol đường toàn thân"
+            words = words[:1]
         if len(words) == 1 and len(words[0]) >= 5 and words[0].isalpha() and words[0] not in _NOT_A_NAME:
             name = words[0]
             if name not in vocab.drug_names and not any(c for c in classes_named(name)):
