@@ -38,7 +38,7 @@ _SEVERITY_WORDS = ("nặng", "đang tiến triển", "tiến triển", "mất b�
 _HYPERSENSITIVITY_RE = re.compile(r"\b(?:qua man|man cam|di ung|phan ung qua man|phan ung da)\b")
 # "Tiền sử hen … khi dùng acid acetylsalicylic": a past reaction to a drug, told as the condition it caused.
 _HISTORY_WITH_DRUG_RE = re.compile(r"^\s*(?:nguoi (?:co|mac) )?tien su\b.*\b(?:khi dung|lien quan den|do)\b")
-_SEVERE_REACTION_RE = re.compile(r"\b(?:nang|tuc thi|soc phan ve)\b")
+_SEVERE_REACTION_RE = re.compile(r"(?<!\w)(?:nặng|tức thì|sốc phản vệ)(?!\w)")  # accented: "chức năng" is not "nặng"
 _SELF_WORDS_RE = re.compile(r"\b(?:thanh phan|ta duoc)\b")
 _PURPOSE_RE = re.compile(r"(?<!\w)để(?!\w)(?P<rest>.*)$")
 _CO_MEDICATION_RE = re.compile(
@@ -266,7 +266,7 @@ def _clause_records(base: ContraindicationRecord, clause: str, vocab: BookVocabu
         preterm=True if _PRETERM_RE.search(folded) else (False if _TERM_RE.search(folded) else None),
         jaundice=True if neonatal and _JAUNDICE_RE.search(folded) else None,
     )
-    if shared.hypersensitivity and _SEVERE_REACTION_RE.search(folded):
+    if shared.hypersensitivity and _SEVERE_REACTION_RE.search(normalize(clause).lower()):
         shared = replace(shared, severity="nặng")
     # In Chống chỉ định, "dùng … để điều trị chấn thương sọ não" is against treating that condition with it;
     # elsewhere ("không dùng montelukast để điều trị cơn hen cấp") it is about the use, not the patient.
