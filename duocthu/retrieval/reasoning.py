@@ -110,7 +110,8 @@ MEASURED_CONDITIONS: dict[str, tuple[str, ...]] = {
 }
 # A severity the book defines by this number: "suy thận nặng" means a clearance under 30.
 SEVERE_MEANS: dict[str, float] = {"creatinine_clearance": 30.0, "egfr": 30.0}
-_SAME_UNITS = ({"ml/phút", "ml/phút/1,73 m²"},)
+# Units that name the same scale for the comparison (eGFR per 1,73 m² read as ml/phút; K⁺ in mEq/l is mmol/l).
+_SAME_UNITS = ({"ml/phút", "ml/phút/1,73 m²"}, {"mmol/l", "meq/l"}, {"x uln", "lần"})
 
 
 def judge(
