@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from duocthu.chunker import split_sentences
-from duocthu.drug_classes import classes_named, classes_of
+from duocthu.drug_classes import CLASS_NAMES, classes_named, classes_of
 from duocthu.limits import NEWBORN_YEARS, parse_limits
-from duocthu.measures import purposes_named, read_thresholds
+from duocthu.measures import MEASURE_NAMES, PURPOSE_NAMES, purposes_named, read_thresholds
 from duocthu.text import fold, normalize, word_forms
 from duocthu.types import Chunk, ChunkKind, ContraindicationRecord, PopulationLimit, Threshold
 from duocthu.understanding.conditions import ConditionLexicon, ConditionMention
@@ -501,20 +501,28 @@ def describe(record: ContraindicationRecord) -> str:
         parts.append("vàng da sơ sinh")
     if record.hypersensitivity:
         severity = f" ({record.severity})" if record.severity and not record.conditions else ""
-        parts.append("dị ứng: " + ", ".join("chính thuốc này" if h == "self" else h for h in record.hypersensitivity)
-                     + severity)
+        parts.append("dị ứng: " + ", ".join(_class_text(h) for h in record.hypersensitivity) + severity)
     if record.purposes:
-        parts.append("mục đích: " + ", ".join(record.purposes))
+        parts.append("mục đích: " + ", ".join(PURPOSE_NAMES.get(p, (p,))[0] for p in record.purposes))
     if record.co_medications:
-        parts.append("dùng cùng: " + ", ".join(record.co_medications))
+        parts.append("dùng cùng: " + ", ".join(_class_text(m) for m in record.co_medications))
     if record.form:
         parts.append(f"chỉ với {record.form}")
     return "; ".join(parts)
 
 
+def _class_text(item: str) -> str:
+    """How a record's allergy or co-medication item reads: a class by its first name, "self" as "chính thuốc này"."""
+    if item == "self":
+        return "chính thuốc này"
+    return CLASS_NAMES[item][0] if item in CLASS_NAMES else item
+
+
 def _threshold_text(threshold: Threshold) -> str:
     value = f"{threshold.value:g}".replace(".", ",")
-    return f"{threshold.quantity} {threshold.comparator} {value} {threshold.unit}".rstrip()
+    name = MEASURE_NAMES.get(threshold.quantity, (threshold.quantity,))[0]
+    comparator = {"<=": "≤", ">=": "≥"}.get(threshold.comparator, threshold.comparator)
+    return f"{name} {comparator} {value} {threshold.unit}".rstrip()
 
 
 def _population_text(limit: PopulationLimit) -> str:
