@@ -314,6 +314,7 @@ def _condition_records(
         while index < len(mentions):
             mention = mentions[index]
             label, severity = condition_label(mention, vocab.lexicon)
+            severity = severity or _severity_after(raw, mention.end)
             qualifier = _qualifier(raw, mention, mentions[index + 1] if index + 1 < len(mentions) else None)
             if qualifier:
                 severity = " ".join(filter(None, (severity, qualifier)))
@@ -323,6 +324,15 @@ def _condition_records(
                                    jaundice=None))
             index += 1
     return records
+
+
+def _severity_after(raw: list[str], end: int) -> str | None:
+    """A severity written right after a condition's name ("loét dạ dày tá tràng đang tiến triển")."""
+    following = " ".join(raw[end: end + 4])
+    for word in sorted(_SEVERITY_WORDS, key=len, reverse=True):
+        if following == word or following.startswith(word + " "):
+            return word
+    return None
 
 
 def _qualifier(raw: list[str], mention: ConditionMention, following: ConditionMention | None) -> str | None:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from duocthu.drug_classes import CLASS_NAMES
 from duocthu.measures import MEASURE_NAMES
 from duocthu.text import fold
 from duocthu.types import ContraindicationRecord, PopulationLimit, Threshold
@@ -208,14 +209,20 @@ def _condition_match(record: ContraindicationRecord, label: str, stated: str, al
     measure_question = next((QUESTIONS.get(t.quantity) for t in record.thresholds), None)
     if severity is None and not record.thresholds:
         return _Check(Status.APPLIES, facts)
-    if not narrower:  # the condition named without how severe, or without the number the book needs
-        return _Check(Status.UNDETERMINED, facts, measure_question or f"{label.capitalize()} ở mức độ nào (có nặng không)?")
-    if severity is not None and fold(severity) not in narrower:
-        return _Check(Status.UNDETERMINED, facts, measure_question or f"{label.capitalize()} ở mức độ nào?")
+    if not narrower or (severity is not None and fold(severity) not in narrower):
+        # the condition named without how severe, or without the number the book needs
+        return _Check(Status.UNDETERMINED, facts, measure_question or _severity_question(label, severity))
     stricter = [t for t in record.thresholds if not _severity_implies(t)]
     if stricter:
         return _Check(Status.UNDETERMINED, facts, QUESTIONS.get(stricter[0].quantity))
     return _Check(Status.APPLIES, facts)
+
+
+def _severity_question(label: str, severity: str | None) -> str:
+    """The question that decides a severity: "Suy gan có nặng không?", "Nhịp tim chậm có triệu chứng không?"."""
+    if not severity:
+        return f"{label.capitalize()} ở mức độ nào?"
+    return f"{label.capitalize()} {severity if severity.startswith('có ') else 'có ' + severity} không?"
 
 
 def _split_severity(severity: str | None) -> tuple[str | None, str | None]:
@@ -224,7 +231,7 @@ def _split_severity(severity: str | None) -> tuple[str | None, str | None]:
         return None, None
     words = severity.split()
     for index, word in enumerate(words):
-        if word in ("kèm", "có"):
+        if word == "kèm" or (word == "có" and index > 0):  # "có triệu chứng" opening it is a severity
             base = " ".join(words[:index]) or None
             return base, fold(" ".join(words[index + 1:]))
     return severity, None
@@ -433,7 +440,7 @@ def _hypersensitivity(record: ContraindicationRecord, case: _Case) -> _Check | N
                                               or case.drug_classes & case.allergy_classes):
         hits.insert(0, "self")
     if hits:
-        named = ", ".join("thuốc này" if h == "self" else h for h in hits)
+        named = ", ".join("thuốc này" if h == "self" else CLASS_NAMES.get(h, (h,))[0] for h in hits)
         return _Check(Status.APPLIES, (f"đã dị ứng/phản ứng với {named}",), gate=gate)
     if patient.unnamed_allergy:
         return _Check(Status.UNDETERMINED, ("có dị ứng thuốc (chưa rõ thuốc nào)",), QUESTIONS["allergy"], gate=False)
