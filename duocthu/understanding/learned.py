@@ -105,8 +105,10 @@ def base_frame(ev: TurnEvidence, turn_type: TurnType, section_key: str | None,
     if not mentioned and facts.history_drugs and has_phrase(ev.text, (*PRONOUN_DRUG_REFERENCES, *CONTINUE_TAKING)):
         mentioned = list(facts.history_drugs)  # "Năm ngoái uống Augmentin bị vàng da. Thuốc này có dạng gói không?"
     asked = [d for d in mentioned if d not in taken or d in facts.taken_and_asked] or mentioned
-    # "để cai heroin": what a purpose is about is not a medicine asked, nor a name to ask about.
-    purpose_words = facts.purposes.positions
+    # "để cai heroin": a word no list knows, what a purpose is about, is not a medicine to ask about (a medicine
+    # named there, "thuốc giảm cân Xenical", is still said to be missing from the book).
+    purpose_words = frozenset(u.start for u in resolution.unknown if u.kind == "unlisted") & facts.purposes.positions \
+        | frozenset(a.start for a in resolution.ambiguous) & facts.purposes.positions
     unknown = [u for u in resolution.unknown if u.name not in facts.allergies and u.start not in purpose_words]
     return QueryFrame(
         turn_type=turn_type, drugs=list(dict.fromkeys(asked)),
