@@ -81,6 +81,9 @@ def test_organs_said_to_work_deny_their_failure():
     ("QTc đo được 480 ms", [("qtc", "=", 480.0, "ms")]),
     ("tiểu cầu còn 40.000", [("platelets", "=", 40000.0, "")]),
     ("xơ gan Child Pugh C", [("child_pugh", "=", 3.0, "")]),
+    # units as the book's side normalises them (duocthu/measures.py): mEq/l is mmol/l, eGFR per 1,73 m²
+    ("kali 3,1 mEq/L", [("potassium", "=", 3.1, "mmol/l")]),
+    ("eGFR còn 38 ml/phút/1,73 m2", [("egfr", "=", 38.0, "ml/phút/1,73 m²")]),
 ])
 def test_numbers_with_their_measure_comparator_and_unit(text, expected):
     assert measures(text) == expected

@@ -118,7 +118,8 @@ _UNITS = LEXICON.mapping("measure_units")
 _RANGES = {key: tuple(float(v) for v in span.split("-")) for key, span in LEXICON.mapping("measure_range").items()}
 # Units as typed (folded, spaces dropped) → normalised as in ``types.Threshold``.
 _UNIT_FORMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), u) for p, u in (
-    (r"ml/(?:phut|ph|min|p)(?:/1[.,]73\s*m2?)?", "ml/phút"), (r"mmol/(?:lit|l)", "mmol/l"), (r"meq/l", "meq/l"),
+    (r"ml/(?:phut|ph|min|p)/1[.,]73\s*m(?:2|²)?", "ml/phút/1,73 m²"), (r"ml/(?:phut|ph|min|p)", "ml/phút"),
+    (r"mmol/(?:lit|l)", "mmol/l"), (r"meq/(?:lit|l)", "mmol/l"),  # as the book's side reads them (measures.py)
     (r"mg/dl", "mg/dl"), (r"(?:umol|µmol|micromol)/l", "µmol/l"), (r"g/l", "g/l"), (r"u/l|ui/l|iu/l", "u/l"),
     (r"mmhg", "mmhg"), (r"lan/phut|nhip/phut|l/p", "lần/phút"), (r"/mm3|/mm\^?3", "/mm3"), (r"ms\b", "ms"),
     (r"lan\b", "lần"),
@@ -190,7 +191,7 @@ def _read_value(key: str, tail: str) -> PatientMeasure | None:
     gap, after = window[: number.start()], window[number.end():]
     unit, rest = _unit_after(after)
     next_word = rest.split()[0] if rest.split() else ""
-    allowed = [u for u in _UNITS.get(key, "").split(",") if u]
+    allowed = [u for u in _UNITS.get(key, "").split(";") if u]
     if (unit and unit not in allowed) or (not unit and fold(next_word) in _REFUTING_UNITS):
         return None
     value = _number(number.group(1))
