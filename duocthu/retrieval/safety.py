@@ -139,10 +139,18 @@ class SafetyFinding:
     quote: str  # a verbatim sentence of the book
     hit: Hit
     applies: bool  # covers this patient for certain (changes the answer)
+    undetermined: bool = False  # the patient's facts touch it but do not decide it: ask before any dose
+    question: str | None = None  # the one question that decides an undetermined one
+    decided_by: tuple[str, ...] = ()  # the stated facts that decided it (research mode)
 
     @property
     def doc_id(self) -> str:
         return self.hit.doc_id
+
+    @property
+    def status(self) -> str:
+        """``applies`` (a stated fact meets it), ``undetermined`` or ``shown`` (said, not decided)."""
+        return "applies" if self.applies else "undetermined" if self.undetermined else "shown"
 
 
 @dataclass(frozen=True)
@@ -171,6 +179,11 @@ class SafetyScreen:
         """Findings quoted from Chống chỉ định, applying for certain or not (a severe form, a circumstance)."""
         return tuple(f for f in self.findings if f.hit.chunk.section_key == "chong_chi_dinh"
                      and (drug_id is None or f.drug_id == drug_id))
+
+    def undetermined_for(self, drug_id: str | None = None) -> tuple[SafetyFinding, ...]:
+        """Contraindications the patient's facts touch without deciding (none when one already applies)."""
+        return tuple(f for f in self.findings if f.undetermined and (drug_id is None or f.drug_id == drug_id)
+                     and not self.contraindicated(f.drug_id))
 
     def unmatched_facts(self, drug_id: str) -> tuple[str, ...]:
         matched = {f.matched for f in self.for_drug(drug_id)} | {fact for d, fact in self.own_facts if d == drug_id}
