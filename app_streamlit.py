@@ -473,7 +473,8 @@ def render_monograph(engine: ui.Engine, entry) -> None:  # noqa: ANN001 - a Drug
     note = "bảng chưa đối chiếu với bản in: kiểm tra trang sách trước khi dùng số liệu."
     st.html("".join(
         render.section_html(s.title, ui.section_meta(s),
-                            [(h.chunk.part_index, h.chunk.text, h.chunk.needs_visual_check) for h in s.parts], note)
+                            [(h.chunk.part_index, h.chunk.text, h.chunk.needs_visual_check) for h in s.parts], note,
+                            records=ui.record_rows(s))
         for s in sections
     ))
 

@@ -7,6 +7,7 @@
 * ``duocthu eval FILE.jsonl [--out DIR] [--set KEY=VALUE …] [--against RUN] [--min-accuracy X]``
   (see :mod:`duocthu.evaluation.evaluate`).
 * ``duocthu index [--source DIR] [--rebuild] [--refresh-cache]``.
+* ``duocthu corpus records [--source DIR] [--drug ID …] [--unparsed]`` — the contraindications read as facts.
 * ``duocthu book build [--out PDF] [--update-pages]``, ``duocthu import-pdf BOOK.pdf --out DIR``
   (see :mod:`duocthu.book.commands`).
 """
@@ -219,6 +220,20 @@ def cmd_understanding_train(args: argparse.Namespace, settings: Settings) -> int
     return 0
 
 
+def cmd_corpus_records(args: argparse.Namespace, settings: Settings) -> int:
+    """Per drug: its contraindication records and the Chống chỉ định sentences not read into any (issue 24)."""
+    from duocthu.contraindications import format_report, parse_report
+    from duocthu.corpus import load_formulary
+    from duocthu.indexing import chunk_formulary
+
+    source = Path(args.source) if args.source else settings.formulary_dir
+    report = parse_report(chunk_formulary(load_formulary(source)))
+    if args.drug:
+        report = [r for r in report if r.drug_id in args.drug]
+    print(format_report(report, unparsed_only=args.unparsed))
+    return 0
+
+
 def cmd_info(args: argparse.Namespace, settings: Settings) -> int:
     shown = {k: str(v) for k, v in vars(settings).items() if "key" not in k}
     print(json.dumps(shown, ensure_ascii=False, indent=2))
@@ -254,6 +269,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_train.add_argument("--c", type=float, default=4.0, help="inverse regularisation of the logistic regression")
     p_train.add_argument("--features", choices=["embedding", "embedding+chars"], default="embedding+chars")
     p_train.set_defaults(func=cmd_understanding_train)
+    p_corpus = sub.add_parser("corpus", help="reports on the formulary as parsed")
+    corpus_sub = p_corpus.add_subparsers(dest="corpus_command", required=True)
+    p_records = corpus_sub.add_parser(
+        "records", help="per drug: its contraindications read as typed facts, and the sentences not read")
+    p_records.add_argument("--source", help="formulary folder (default: data/formulary)")
+    p_records.add_argument("--drug", action="append", help="only this drug_id (repeatable)")
+    p_records.add_argument("--unparsed", action="store_true", help="only the sentences not read into any record")
+    p_records.set_defaults(func=cmd_corpus_records)
     p_info = sub.add_parser("info", help="show the settings in use (keys hidden)")
     p_info.set_defaults(func=cmd_info)
     from duocthu.book.commands import add_cli_commands as add_book_commands

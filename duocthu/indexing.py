@@ -22,6 +22,7 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from duocthu.chunker import chunk_monograph
+from duocthu.contraindications import with_records
 from duocthu.corpus import Monograph, load_formulary
 from duocthu.corpus_lint import lint_files
 from duocthu.embed_pool import POOL_MIN_TEXTS, embed_passages_in_processes, usable_cores
@@ -78,7 +79,8 @@ def current_target(client: QdrantClient, alias: str) -> str | None:
 
 
 def chunk_formulary(monographs: list[Monograph]) -> list[Chunk]:
-    return [chunk for mono in monographs for chunk in chunk_monograph(mono)]
+    """Every chunk of the formulary, with its contraindications read as records (issue 24)."""
+    return with_records([chunk for mono in monographs for chunk in chunk_monograph(mono)])
 
 
 def default_embed_workers(embedder: Embedder, missing: int) -> int:

@@ -96,10 +96,30 @@ class ContraindicationRecord:
     jaundice: bool | None = None  # True: only jaundiced neonates
     hypersensitivity: tuple[str, ...] = ()  # "self" and/or drug_class ids
     purposes: tuple[str, ...] = ()  # purpose ids ("weight_loss", "opioid_withdrawal")
-    co_medications: tuple[str, ...] = ()  # drug_ids or drug_class ids taken with it
+    co_medications: tuple[str, ...] = ()  # drug_ids or drug_class ids taken with it (or a folded name not in the book)
+    form: str | None = None  # only for this form or route of the drug ("dạng tiêm", "thuốc nhỏ mắt")
 
     def to_payload(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["population"] = self.population.to_payload() if self.population else None
+        data["thresholds"] = [asdict(t) for t in self.thresholds]
+        for key in ("conditions", "hypersensitivity", "purposes", "co_medications"):
+            data[key] = list(data[key])
+        return data
+
+    @classmethod
+    def from_payload(cls, data: dict[str, Any]) -> ContraindicationRecord:
+        population = data.get("population")
+        return cls(
+            drug_id=str(data["drug_id"]), section_key=str(data["section_key"]), sentence=str(data["sentence"]),
+            conditions=tuple(data.get("conditions") or ()), severity=data.get("severity"),
+            thresholds=tuple(Threshold(str(t["quantity"]), str(t["comparator"]), float(t["value"]), str(t.get("unit", "")))
+                             for t in data.get("thresholds") or ()),
+            population=PopulationLimit.from_payload(population) if population else None,
+            preterm=data.get("preterm"), jaundice=data.get("jaundice"),
+            hypersensitivity=tuple(data.get("hypersensitivity") or ()), purposes=tuple(data.get("purposes") or ()),
+            co_medications=tuple(data.get("co_medications") or ()), form=data.get("form"),
+        )
 
 
 @dataclass(frozen=True)
@@ -146,6 +166,7 @@ class Chunk:
         data["aliases"] = list(self.aliases)
         data["population_limits"] = [limit.to_payload() for limit in self.population_limits]
         data["pages"] = list(self.pages)
+        data["records"] = [record.to_payload() for record in self.records]
         # Every ATC prefix (C, C09, C09A, C09AA, C09AA02) so a class filter is an exact match.
         data["atc_levels"] = sorted(
             {code[:n] for code in self.atc_codes for n in (1, 3, 4, 5, 7) if len(code) >= n}
@@ -174,6 +195,7 @@ class Chunk:
                 PopulationLimit.from_payload(item) for item in payload.get("population_limits") or ()
             ),
             pages=tuple(int(p) for p in payload.get("pages") or ()),
+            records=tuple(ContraindicationRecord.from_payload(item) for item in payload.get("records") or ()),
         )
 
 

@@ -203,6 +203,15 @@ def test_monograph_sections_come_in_book_order_with_visual_checks(engine):
     assert interaction.source_refs and all(isinstance(ref, str) for ref in interaction.source_refs)
 
 
+def test_browser_shows_the_contraindications_read_as_facts(engine):
+    sections = ui.monograph_sections(engine.runtime().store, "thuoc_a")
+    contraindications = next(s for s in sections if s.key == "chong_chi_dinh")
+    rows = ui.record_rows(contraindications)
+    assert ("suy gan (nặng)", "Suy gan nặng.") in rows
+    html = render.section_html("Chống chỉ định", "", [(0, "Suy gan nặng.", False)], "", records=rows)
+    assert "Đọc thành dữ kiện" in html and "suy gan (nặng)" in html
+
+
 # -- the answer as a document ------------------------------------------------------------------------
 
 from duocthu.agent.actions.smalltalk import smalltalk  # noqa: E402

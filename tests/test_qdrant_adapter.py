@@ -94,3 +94,16 @@ def test_exact_lookup_is_congruent_with_the_scroll(fixture_store):
             tokens, drug, exclude_sections=["than_trong"])
     assert sorted(c.doc_id for c in fast.indication_pool()) == sorted(c.doc_id for c in slow.indication_pool())
     assert fast.drug_catalogue() == slow.drug_catalogue()
+
+
+def test_contraindication_records_come_back_from_the_payload(fixture_store):
+    from duocthu.chunker import chunk_monograph
+    from duocthu.contraindications import with_records
+    from duocthu.corpus import load_formulary
+    from tests.conftest import FIXTURE_FORMULARY
+
+    built = {c.doc_id: c for c in with_records([c for m in load_formulary(FIXTURE_FORMULARY) for c in chunk_monograph(m)])}
+    stored = [c for c in fixture_store.scroll_chunks(None) if c.section_key == "chong_chi_dinh"]
+    assert stored and any(c.records for c in stored)
+    for chunk in stored:
+        assert chunk.records == built[chunk.doc_id].records

@@ -21,6 +21,7 @@ from duocthu.presentation.formulary import (
     DrugMatch,
     monograph_sections,
     products_by_component,
+    record_rows,
     search_drugs,
     section_meta,
 )
@@ -60,7 +61,7 @@ __all__ = [
     "PROVIDER_HELP", "PROVIDER_LABELS", "ROUTE_TEXT", "RULE_WORDS", "SYSTEM_FAILURE_REASONS", "AnswerDocument",
     "Badge", "BrowsedSection", "PageView", "card_page", "DrugMatch", "Engine", "Knob", "ReplyArchive", "ShownTurn", "SourceCard",
     "available_providers", "badge_for", "budget_rows", "build_document", "escape_markdown", "evidence_rows",
-    "frame_rows", "knob_defaults", "load_runtime", "monograph_sections", "new_conversation_id", "open_engine",
+    "frame_rows", "knob_defaults", "load_runtime", "monograph_sections", "record_rows", "new_conversation_id", "open_engine",
     "policy_from_knobs", "products_by_component", "provider_name", "restore_turns", "rule_words", "score_meaning",
     "search_drugs", "section_meta", "trace_file_name", "trace_json_bytes", "turns_from_store",
     "valid_conversation_id",

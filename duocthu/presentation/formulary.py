@@ -108,6 +108,16 @@ def products_by_component(book_drugs: Iterable[str]) -> dict[str, tuple[str, ...
     return result
 
 
+def record_rows(section: BrowsedSection) -> list[tuple[str, str]]:
+    """The section's contraindications as read into facts (issue 24): (what the record holds, its sentence).
+
+    Shown under the section so a reader can check what the safety reasoning will compare with the patient.
+    """
+    from duocthu.contraindications import describe
+
+    return [(describe(record), record.sentence) for hit in section.parts for record in hit.chunk.records]
+
+
 def section_meta(section: BrowsedSection) -> str:
     """"tr. 100–105 · 3 phần": where the section is in the book, and how many parts it was cut into."""
     pages = "; ".join(dict.fromkeys(m.group(0) for ref in section.source_refs for m in PAGES.finditer(ref)))

@@ -263,16 +263,27 @@ def page_reference(card: SourceCard, page: int | None = None, image_below: bool 
 
 
 def section_html(title: str, meta: str, parts: Sequence[tuple[int, str, bool]], quarantine_note: str,
-                 anchor_id: str = "") -> str:
-    """One section of a monograph for the formulary browser; ``parts`` are (part index, text, quarantined)."""
+                 anchor_id: str = "", records: Sequence[tuple[str, str]] = ()) -> str:
+    """One section of a monograph for the formulary browser; ``parts`` are (part index, text, quarantined),
+    ``records`` the section's contraindications read as facts ((what the record holds, its sentence))."""
     body: list[str] = []
     for part_index, text, quarantined in parts:
         if quarantined:
             body.append(f'<div class="dt-verify">⚠ Phần {part_index + 1}: {esc(quarantine_note)}</div>')
         body.append(text_html(text))
+    if records:
+        body.append(records_html(records))
     ident = f' id="{esc(anchor_id)}"' if anchor_id else ""
     return (f'<div class="dt-section"{ident}><h4>{esc(title)}</h4><div class="dt-card-meta">{esc(meta)}</div>'
             f'{"".join(body)}</div>')
+
+
+def records_html(records: Sequence[tuple[str, str]]) -> str:
+    """A folded table of the contraindications read as facts: what each record holds, and its sentence."""
+    rows = "".join(f"<tr><td>{esc(held)}</td><td>{esc(sentence)}</td></tr>" for held, sentence in records)
+    return (f'<details class="dt-records"><summary>Đọc thành dữ kiện ({len(records)})</summary>'
+            f'<div class="dt-table"><table><tr><th>Dữ kiện</th><th>Câu trong Dược thư</th></tr>{rows}</table></div>'
+            "</details>")
 
 
 def page_notes(links: Mapping[int, str]) -> Callable[[SourceCard], str]:
