@@ -139,3 +139,30 @@ def test_switches_drug():
                        patient=PatientFacts(current_medications=["captopril"], pregnant=True))
     ok, frame = applied("switches_drug", prior, "Thế chuyển sang losartan thì sao, dùng được không?")
     assert ok and frame.drugs == ["losartan"] and "captopril" not in frame.patient.current_medications
+
+
+def test_merge_patient_a_later_word_on_a_condition_overrides_an_earlier_one():
+    merged = merge_patient(PatientFacts(conditions=["hen phế quản", "suy tim"]),
+                           PatientFacts(denied_conditions=["hen phế quản"]))
+    assert merged.conditions == ["suy tim"] and merged.denied_conditions == ["hen phế quản"]
+    again = merge_patient(merged, PatientFacts(conditions=["hen phế quản"]))
+    assert "hen phế quản" in again.conditions and again.denied_conditions == []
+
+
+def test_merge_patient_keeps_the_latest_number_of_each_measure_and_newborn_state():
+    from duocthu.understanding.frame import PatientMeasure
+
+    old = PatientFacts(measures=[PatientMeasure(quantity="potassium", value=5.1), PatientMeasure(quantity="inr", value=2)],
+                       preterm=True, gestation_weeks=34, jaundice=True)
+    new = PatientFacts(measures=[PatientMeasure(quantity="potassium", value=5.8)], jaundice=False)
+    merged = merge_patient(old, new)
+    assert {m.quantity: m.value for m in merged.measures} == {"potassium": 5.8, "inr": 2}
+    assert (merged.preterm, merged.gestation_weeks, merged.jaundice) == (True, 34, False)
+
+
+def test_merge_patient_an_allergy_said_anywhere_outweighs_no_known_allergy():
+    merged = merge_patient(PatientFacts(no_known_drug_allergy=True), PatientFacts(allergy_classes=["quinolon"],
+                                                                                   allergies=["ciprofloxacin"]))
+    assert not merged.no_known_drug_allergy and merged.allergy_classes == ["quinolon"]
+    cleared = merge_patient(PatientFacts(unnamed_allergy=True), PatientFacts(no_known_drug_allergy=True))
+    assert cleared.no_known_drug_allergy and not cleared.unnamed_allergy

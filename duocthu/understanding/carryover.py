@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from duocthu.lexicon import LEXICON
 from duocthu.text import fold, words
 from duocthu.understanding.evidence import TurnEvidence
-from duocthu.understanding.frame import PatientFacts, Population, QueryFrame, TurnType
+from duocthu.understanding.frame import (
+    PatientFacts,
+    PatientMeasure,
+    Population,
+    QueryFrame,
+    TurnType,
+)
 from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES
 from duocthu.understanding.reverse import condition_answer, is_ambiguous_condition, is_symptom
 from duocthu.understanding.scope import has_phrase
@@ -44,22 +50,44 @@ def _mark(frame: QueryFrame, rule_id: str, **changes: object) -> QueryFrame:
 
 
 def merge_patient(prior: PatientFacts, current: PatientFacts, said_not_pregnant: bool = False) -> PatientFacts:
-    """Facts of the whole conversation: lists grow, flags stay set, a new number replaces an old one."""
+    """Facts of the whole conversation: lists grow, flags stay set, a new number replaces an old one, and a
+    later turn's word on a condition (has it / denies it) or a newborn's state overrides an earlier one."""
     def union(a: list[str], b: list[str]) -> list[str]:
         return list(dict.fromkeys([*a, *b]))
 
     pregnant = (prior.pregnant or current.pregnant) and not said_not_pregnant
+    allergies = union(prior.allergies, current.allergies)
+    unnamed = (prior.unnamed_allergy and not current.no_known_drug_allergy) or current.unnamed_allergy
     return PatientFacts(
         current_medications=union(prior.current_medications, current.current_medications),
         other_medications=union(prior.other_medications, current.other_medications),
-        conditions=union(prior.conditions, current.conditions),
+        conditions=union([c for c in prior.conditions if c not in current.denied_conditions], current.conditions),
         pregnant=pregnant,
         trimester=(current.trimester or prior.trimester) if pregnant else None,
         breastfeeding=prior.breastfeeding or current.breastfeeding,
         renal_clearance_ml_min=current.renal_clearance_ml_min or prior.renal_clearance_ml_min,
         crisis=prior.crisis or current.crisis,
-        allergies=union(prior.allergies, current.allergies),
+        allergies=allergies,
+        denied_conditions=union([c for c in prior.denied_conditions if c not in current.conditions],
+                                current.denied_conditions),
+        measures=_merge_measures(prior.measures, current.measures),
+        gestation_weeks=current.gestation_weeks if current.gestation_weeks is not None else prior.gestation_weeks,
+        preterm=current.preterm if current.preterm is not None else prior.preterm,
+        jaundice=current.jaundice if current.jaundice is not None else prior.jaundice,
+        purposes=union(prior.purposes, current.purposes),
+        allergy_classes=union(prior.allergy_classes, current.allergy_classes),
+        unnamed_allergy=unnamed,
+        # A reaction said anywhere in the conversation outweighs "no drug allergy": fail closed.
+        no_known_drug_allergy=(prior.no_known_drug_allergy or current.no_known_drug_allergy)
+        and not (allergies or unnamed),
     )
+
+
+def _merge_measures(prior: list[PatientMeasure], current: list[PatientMeasure]) -> list[PatientMeasure]:
+    """One number per measure: the latest said."""
+    latest = {m.quantity: m for m in prior}
+    latest.update({m.quantity: m for m in current})
+    return list(latest.values())
 
 
 def _asks_nothing_new(frame: QueryFrame, ev: TurnEvidence) -> bool:

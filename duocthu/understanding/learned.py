@@ -54,7 +54,7 @@ from duocthu.understanding.frame import (
     TurnType,
 )
 from duocthu.understanding.intent import IntentModel, IntentPrediction
-from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES, extract_facts
+from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES, TurnFacts, extract_facts
 from duocthu.understanding.quantities import asked_unit
 from duocthu.understanding.reverse import is_ambiguous_condition, is_symptom, split_conditions
 from duocthu.understanding.scope import has_phrase
@@ -79,7 +79,7 @@ class EntityReader:
 
     def read(self, text: str, intent: IntentPrediction | None = None) -> TurnEvidence:
         resolution = self.resolver.resolve(text)
-        facts = extract_facts(text, resolution, self.lexicon)
+        facts = extract_facts(text, resolution, self.lexicon, self.resolver)
         return TurnEvidence(text, resolution, facts, tuple(self.lexicon.find(text)), intent)
 
     def drug_spans(self, text: str) -> list[tuple[int, int]]:
@@ -105,26 +105,39 @@ def base_frame(ev: TurnEvidence, turn_type: TurnType, section_key: str | None,
     if not mentioned and facts.history_drugs and has_phrase(ev.text, (*PRONOUN_DRUG_REFERENCES, *CONTINUE_TAKING)):
         mentioned = list(facts.history_drugs)  # "Năm ngoái uống Augmentin bị vàng da. Thuốc này có dạng gói không?"
     asked = [d for d in mentioned if d not in taken or d in facts.taken_and_asked] or mentioned
-    patient = PatientFacts(
-        current_medications=list(facts.current_medications), other_medications=list(facts.other_medications),
-        conditions=list(facts.conditions), pregnant=bool(facts.pregnant), trimester=facts.trimester,
-        breastfeeding=bool(facts.breastfeeding), renal_clearance_ml_min=facts.renal_clearance_ml_min,
-        allergies=list(facts.allergies),
-    )
+    # "để cai heroin": a word no list knows, what a purpose is about, is not a medicine to ask about (a medicine
+    # named there, "thuốc giảm cân Xenical", is still said to be missing from the book).
+    purpose_words = frozenset(u.start for u in resolution.unknown if u.kind == "unlisted") & facts.purposes.positions \
+        | frozenset(a.start for a in resolution.ambiguous) & facts.purposes.positions
+    unknown = [u for u in resolution.unknown if u.name not in facts.allergies and u.start not in purpose_words]
     return QueryFrame(
         turn_type=turn_type, drugs=list(dict.fromkeys(asked)),
-        unknown_drugs=[u.name for u in resolution.unknown if u.name not in facts.allergies]
+        unknown_drugs=[u.name for u in unknown]
         + [p.surface for p in resolution.products if not p.covered and not set(p.uncovered) <= set(facts.allergies)],
-        suggestions={u.name: u.suggestion for u in resolution.unknown if u.suggestion},
+        suggestions={u.name: u.suggestion for u in resolution.unknown if u.suggestion and u.start not in purpose_words},
         readings=[DrugReading(surface=m.surface, drug_id=m.drug_id) for m in resolution.mentions if m.fuzzy],
-        ambiguous_names=[AmbiguousName(surface=a.surface, candidates=list(a.candidates)) for a in resolution.ambiguous],
+        ambiguous_names=[AmbiguousName(surface=a.surface, candidates=list(a.candidates)) for a in resolution.ambiguous
+                         if a.start not in purpose_words],
         products=[ProductMention(name=p.name, covered=list(p.covered), uncovered=list(p.uncovered))
                   for p in resolution.products],
         section_key=section_key, section_candidates=list(section_candidates),
         attribute=SECTION_TITLES[section_key] if section_key else None, asks_number=asked_unit(ev.text),
         population=facts.population, age_text=facts.age.text if facts.age else None,
         age_years=facts.age.years if facts.age else None, weight_kg=facts.weight_kg, route=facts.route,
-        patient=patient, intent_confidence=confidence,
+        patient=patient_facts(facts), intent_confidence=confidence,
+    )
+
+
+def patient_facts(facts: TurnFacts) -> PatientFacts:
+    """The turn's facts about the patient as the frame carries them."""
+    return PatientFacts(
+        current_medications=list(facts.current_medications), other_medications=list(facts.other_medications),
+        conditions=list(facts.conditions), pregnant=bool(facts.pregnant), trimester=facts.trimester,
+        breastfeeding=bool(facts.breastfeeding), renal_clearance_ml_min=facts.renal_clearance_ml_min,
+        allergies=list(facts.allergies), denied_conditions=list(facts.denied_conditions),
+        measures=list(facts.measures), gestation_weeks=facts.birth.gestation_weeks, preterm=facts.birth.preterm,
+        jaundice=facts.jaundice, purposes=list(facts.purposes.ids), allergy_classes=list(facts.allergy_classes),
+        unnamed_allergy=facts.unnamed_allergy, no_known_drug_allergy=facts.no_known_drug_allergy,
     )
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from duocthu.drug_classes import classes_of
 from duocthu.lexicon import LEXICON
 from duocthu.text import fold, folded_words, normalize, words
-from duocthu.understanding.conditions import ConditionLexicon
-from duocthu.understanding.drugs import Resolution
-from duocthu.understanding.frame import Population
+from duocthu.understanding.conditions import ConditionLexicon, ConditionMention
+from duocthu.understanding.drugs import DrugResolver, Resolution
+from duocthu.understanding.frame import PatientMeasure, Population
 from duocthu.understanding.quantities import (
     Age,
     folded_with_digits,
@@ -26,6 +27,20 @@ from duocthu.understanding.quantities import (
     parse_weight,
 )
 from duocthu.understanding.scope import has_phrase
+from duocthu.understanding.states import (
+    Birth,
+    Purposes,
+    classes_in_words,
+    denied_positions,
+    fact_spans,
+    jaundice_of,
+    names_no_drug,
+    organs_said_normal,
+    parse_birth,
+    parse_measures,
+    parse_purposes,
+    with_broader_classes,
+)
 
 PEDIATRIC_WORDS = LEXICON.phrases("pediatric_words")
 STRONG_ADULT_WORDS = LEXICON.phrases("strong_adult_words")
@@ -78,6 +93,15 @@ class TurnFacts:
     renal_clearance_ml_min: float | None = None
     allergies: tuple[str, ...] = ()  # drug_ids or names the patient reacted to ("penicillin")
     history_drugs: tuple[str, ...] = ()  # drug_ids named only as taken in the past (not asked about)
+    # Typed facts for reasoning on contraindications (issue 24; see ``states.py``).
+    denied_conditions: tuple[str, ...] = ()  # condition labels the turn denies ("không bị loét dạ dày")
+    measures: tuple[PatientMeasure, ...] = ()
+    birth: Birth = Birth()
+    jaundice: bool | None = None
+    purposes: Purposes = Purposes()
+    allergy_classes: tuple[str, ...] = ()  # drug_class ids of the past reactions, broader classes included
+    unnamed_allergy: bool = False  # "dị ứng kháng sinh": a reaction to a medicine not named
+    no_known_drug_allergy: bool = False  # "không dị ứng thuốc gì"
 
 
 def clause_of_tokens(text: str) -> list[int]:
@@ -196,7 +220,7 @@ _TRIGGER_WORDS = frozenset(fold(w) for w in LEXICON.phrases("trigger_words"))  #
 
 
 def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None = None,
-               reaction: bool = False) -> list[tuple[int, int]]:
+               reaction: bool = False, denied: set[int] | None = None, keep_denied: bool = False) -> list[tuple[int, int]]:
     """(start, end) token spans from after each cue to the end of its clause — or, given the token
     positions where names start, to the first "uống / dùng / thêm" after a name ("dị ứng thời tiết, uống
     thêm Telfast": Telfast is not the allergy)."""
@@ -205,6 +229,8 @@ def _cue_spans(text: str, cues: tuple[str, ...], names_at: frozenset[int] | None
     clauses = clause_of_tokens(text)
     spans: list[tuple[int, int]] = []
     for start, n in _cue_starts(tokens, folded, cues):
+        if denied is not None and (start in denied) != keep_denied:
+            continue  # "không dị ứng thuốc gì": a denied allergy is kept apart from the allergies
         end = start + n
         clause = clauses[start] if start < len(clauses) else -1
         named = False
@@ -301,8 +327,41 @@ def _without_nursing_words(text: str) -> str:
     return out
 
 
-def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) -> TurnFacts:
-    """The facts one turn states about the patient."""
+def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon,
+                  resolver: DrugResolver | None = None) -> TurnFacts:
+    """The facts one turn states about the patient (``resolver``: the classes of the drugs reacted to)."""
+    clauses = clause_of_tokens(text)
+    mentions = lexicon.find(text)
+    tokens = words(text)
+    cues = list(_cue_starts(tokens, [fold(t) for t in tokens], ALLERGY_CUES))
+    denied = denied_positions(text, [(m.start, m.end) for m in mentions] + [(s, s + n) for s, n in cues]
+                              + fact_spans(text), clauses)
+    birth = parse_birth(text, denied)
+    spans = _reaction_spans(text, resolution, denied)
+    medicines = _medicines(text, resolution, spans)
+    conditions, denied_conditions = _condition_facts(text, lexicon, mentions, denied, clauses)
+    reactions = _reaction_classes(text, resolution, spans, medicines.allergies, resolver)
+    return replace(
+        _who(_without_weeks(text, birth)), conditions=conditions, denied_conditions=denied_conditions,
+        current_medications=medicines.current, taken_and_asked=medicines.taken_and_asked,
+        other_medications=medicines.others, current_pronoun=medicines.pronoun, allergies=medicines.allergies,
+        history_drugs=medicines.history, measures=parse_measures(text), birth=birth, jaundice=jaundice_of(text, denied),
+        purposes=parse_purposes(text, clauses), allergy_classes=reactions.classes, unnamed_allergy=reactions.unnamed,
+        no_known_drug_allergy=reactions.none_known,
+    )
+
+
+def _without_weeks(text: str, birth: Birth) -> str:
+    """"Bé sinh non 32 tuần": the weeks are the gestation at birth, neither the baby's age nor a pregnancy."""
+    if birth.weeks_span is None:
+        return text
+    lowered = normalize(text).lower()
+    start, end = birth.weeks_span
+    return lowered[:start] + " " * (end - start) + lowered[end:]
+
+
+def _who(text: str) -> TurnFacts:
+    """Who the patient is: age, weight, population, route, pregnancy, breastfeeding, kidney function."""
     age = parse_age(text)
     own_infant = _nurses_own_infant(text)
     nursing = has_phrase(text, BREASTFEEDING_WORDS) or (own_infant and "bu" in folded_words(text))
@@ -338,11 +397,45 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
     breastfeeding = True if nursing else None
     if population is None and (pregnant or breastfeeding):
         population = Population.ADULT  # a pregnant or nursing woman, unless an age says otherwise
+    return TurnFacts(
+        age=age, weight_kg=weight, population=population, states_population=states_population, route=route,
+        pregnant=pregnant, trimester=trimester, breastfeeding=breastfeeding, renal_clearance_ml_min=renal_clearance,
+    )
+
+
+@dataclass(frozen=True)
+class _ReactionSpans:
+    """Token spans after the cues of an allergy and of past use; an allergy the turn denies is kept apart."""
+
+    allergy: list[tuple[int, int]]
+    past: list[tuple[int, int]]
+    denied: list[tuple[int, int]]  # "không dị ứng thuốc gì": not an allergy
+
+
+def _reaction_spans(text: str, resolution: Resolution, denied: set[int]) -> _ReactionSpans:
+    names_at = frozenset([m.start for m in resolution.mentions] + [u.start for u in resolution.unknown])
+    return _ReactionSpans(
+        allergy=_cue_spans(text, ALLERGY_CUES, names_at, reaction=True, denied=denied),
+        past=_cue_spans(text, (*PAST_USE_CUES, *_past_years(text)), names_at) + _history_cause_spans(text),
+        denied=_cue_spans(text, ALLERGY_CUES, names_at, reaction=True, denied=denied, keep_denied=True),
+    )
+
+
+@dataclass(frozen=True)
+class _Medicines:
+    current: tuple[str, ...]
+    taken_and_asked: tuple[str, ...]
+    others: tuple[str, ...]
+    pronoun: bool
+    allergies: tuple[str, ...]
+    history: tuple[str, ...]
+
+
+def _medicines(text: str, resolution: Resolution, spans: _ReactionSpans) -> _Medicines:
+    """The medicines taken now, those reacted to (allergies) and those named only as taken in the past."""
     taken, pronoun = _taken_positions(text)
     taken |= _listed_after_taken(taken, resolution, text)
-    names_at = frozenset([m.start for m in resolution.mentions] + [u.start for u in resolution.unknown])
-    allergy_spans = _cue_spans(text, ALLERGY_CUES, names_at, reaction=True)
-    past_spans = _cue_spans(text, (*PAST_USE_CUES, *_past_years(text)), names_at) + _history_cause_spans(text)
+    allergy_spans, past_spans = spans.allergy, spans.past
     reacted = has_phrase(text, REACTION_WORDS)
     in_past = {m.drug_id for m in resolution.mentions if _in_spans(m.start, past_spans) and m.start not in taken}
     in_allergy = {m.drug_id for m in resolution.mentions if _in_spans(m.start, allergy_spans)}
@@ -372,16 +465,47 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
                                           if m.drug_id in current and m.start not in taken))
     others = tuple(dict.fromkeys(u.name for u in resolution.unknown if u.start in taken and u.name not in allergies))
     others += tuple(n for p in resolution.products if p.start in taken for n in p.uncovered if n not in others)
-    conditions = tuple(m.condition.label for m in lexicon.find(text)
-                       if m.condition.patient_condition and not _caused_not_had(text, m.start))
+    return _Medicines(current, taken_and_asked, others, pronoun, allergies, history)
+
+
+def _condition_facts(text: str, lexicon: ConditionLexicon, mentions: list[ConditionMention], denied: set[int],
+                     clauses: list[int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The conditions the patient has, and those the turn denies ("không bị loét dạ dày", "thận bình thường")."""
+    had = [m for m in mentions if m.condition.patient_condition and not _caused_not_had(text, m.start)]
+    conditions = tuple(m.condition.label for m in had if m.start not in denied)
     conditions += tuple(m.condition.label for phrase in _organ_failures_told_organ_first(text)
                         for m in lexicon.find(phrase) if m.condition.patient_condition and m.condition.label not in conditions)
-    return TurnFacts(
-        age=age, weight_kg=weight, population=population, states_population=states_population,
-        route=route, pregnant=pregnant, trimester=trimester, breastfeeding=breastfeeding, conditions=conditions,
-        current_medications=current, taken_and_asked=taken_and_asked, other_medications=others, current_pronoun=pronoun,
-        renal_clearance_ml_min=renal_clearance, allergies=allergies, history_drugs=history,
-    )
+    said_denied = [m.condition.label for m in had if m.start in denied]
+    said_denied += [label for label in organs_said_normal(text, clauses) if lexicon.get(label) is not None]
+    return conditions, tuple(label for label in dict.fromkeys(said_denied) if label not in conditions)
+
+
+@dataclass(frozen=True)
+class _ReactionClasses:
+    classes: tuple[str, ...]
+    unnamed: bool
+    none_known: bool
+
+
+def _reaction_classes(text: str, resolution: Resolution, spans: _ReactionSpans, allergies: tuple[str, ...],
+                      resolver: DrugResolver | None) -> _ReactionClasses:
+    """The drug classes of the past reactions, in any spelling (a class named, a book drug's ATC codes, a
+    medicine or brand not in the book through its class), and a reaction to a medicine left unnamed."""
+    tokens = words(text)
+    said = [" ".join(tokens[start:end]) for start, end in spans.allergy]
+    classes = [c for words_said in said for c in classes_in_words(words_said)]
+    for name in allergies:
+        entry = resolver.catalogue.get(name) if resolver is not None else None
+        if entry is not None:
+            classes += sorted(classes_of(entry.atc_codes))
+        else:
+            terms = resolver.other_drug_terms([name]) if resolver is not None else [name]
+            classes += classes_in_words(" ; ".join(terms))
+    unnamed = any(names_no_drug(w) and not _span_has_name(s, resolution) and not has_phrase(w, PRONOUN_DRUG_REFERENCES)
+                  for s, w in zip(spans.allergy, said, strict=True))
+    none_known = any(names_no_drug(" ".join(tokens[s:e])) and not _span_has_name((s, e), resolution)
+                     for s, e in spans.denied)
+    return _ReactionClasses(with_broader_classes(classes), unnamed, none_known and not allergies and not unnamed)
 
 
 # "Gan mình bác sĩ bảo suy mức độ vừa", "thận của bố bị suy nặng rồi": the organ first, its failure later —
