@@ -19,10 +19,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from duocthu.chunker import split_sentences
-from duocthu.drug_classes import classes_named, classes_of
+from duocthu.drug_classes import CLASS_NAMES, classes_named, classes_of
 from duocthu.limits import NEWBORN_YEARS, parse_limits
-from duocthu.measures import purposes_named, read_thresholds
-from duocthu.text import fold, normalize
+from duocthu.measures import MEASURE_NAMES, PURPOSE_NAMES, purposes_named, read_thresholds
+from duocthu.text import fold, normalize, word_forms
 from duocthu.types import Chunk, ChunkKind, ContraindicationRecord, PopulationLimit, Threshold
 from duocthu.understanding.conditions import ConditionLexicon, ConditionMention
 
@@ -38,9 +38,9 @@ _SEVERITY_WORDS = ("nặng", "đang tiến triển", "tiến triển", "mất b�
 _HYPERSENSITIVITY_RE = re.compile(r"\b(?:qua man|man cam|di ung|phan ung qua man|phan ung da)\b")
 # "Tiền sử hen … khi dùng acid acetylsalicylic": a past reaction to a drug, told as the condition it caused.
 _HISTORY_WITH_DRUG_RE = re.compile(r"^\s*(?:nguoi (?:co|mac) )?tien su\b.*\b(?:khi dung|lien quan den|do)\b")
-_SEVERE_REACTION_RE = re.compile(r"\b(?:nang|tuc thi|soc phan ve)\b")
+_SEVERE_REACTION_RE = re.compile(r"(?<!\w)(?:nặng|tức thì|sốc phản vệ)(?!\w)")  # accented: "chức năng" is not "nặng"
 _SELF_WORDS_RE = re.compile(r"\b(?:thanh phan|ta duoc)\b")
-_PURPOSE_RE = re.compile(r"\b(?:dung de|de dieu tri|de)\b(?P<rest>.*)$")
+_PURPOSE_RE = re.compile(r"(?<!\w)để(?!\w)(?P<rest>.*)$")
 _CO_MEDICATION_RE = re.compile(
     r"\b(?:dung dong thoi|phoi hop|dang dung|moi dung|dung cung|da dung)\b(?:[^:]*?\b(?:voi|thuoc)\b)?(?P<rest>.*)$")
 _PRETERM_RE = re.compile(r"\b(?:sinh non|de non)\b")
@@ -49,7 +49,8 @@ _JAUNDICE_RE = re.compile(r"\b(?:vang da|bilirubin)\b")
 _JAUNDICE_LABEL_RE = re.compile(r"\b(?:vang da|bilirubin)\b")
 # "không dùng [thuốc|X] cho/ở/trong/để …" — whom or what a sentence outside Chống chỉ định declines.
 _DECLINES_RE = re.compile(r"\bkhong (?:duoc )?dung\b(?! duoc)(?P<rest>.*)$")
-_DECLINED_TARGET_RE = re.compile(r"^\s*(?:(?!lieu\b|qua\b)\S+\s+){0,2}?(?:cho|o|trong|de|khi)\b")
+# "cho/ở <whom>", "để <what for>", "trong thời kỳ …"; not "trong phác đồ …" or "khi …" (a circumstance).
+_DECLINED_TARGET_RE = re.compile(r"^\s*(?:(?!lieu\b|qua\b)\S+\s+){0,2}?(?:cho|o|de|trong thoi ky|trong \d|trong (?:ba|3|sau|6) thang)\b")
 _ITEM_SPLIT_RE = re.compile(r",|;|/|\.|\bhoac\b|\bva\b|\bnhu\b|\(|\)|:")
 # "… cho trẻ sinh non và trẻ sơ sinh có tăng bilirubin": each population its own clause (as limits.py reads them).
 _NEW_POPULATION_RE = re.compile(r"\s+và\s+(?=(?:phụ nữ|trẻ|người)\b)", re.IGNORECASE)
@@ -70,6 +71,7 @@ _ASIDE_RES = (  # on lower-cased text with its diacritics: "do" (because of) is 
 _FORM_HEAD_RE = re.compile(
     r"^\s*(?P<form>dang tiem|thuoc tiem|duong tiem|tiem tinh mach|truyen tinh mach|dang tiem truyen|thuoc nho mat"
     r"|thuoc dan|dang giai phong[^:]*|dung dich[^:]*|che pham[^:]*|lo bot[^:]*|vien[^:]*|insulin[^:]*)\s*:")
+_ROUTE_WORDS = frozenset({"duong", "dang", "tiem", "uong", "gel", "bo"})
 _NOT_A_NAME = frozenset({"thuoc", "cac", "khac", "nhung", "mot", "so", "duong", "tiem", "uong", "lieu", "dang"})
 
 
@@ -123,6 +125,8 @@ def records_of_chunk(chunk: Chunk, vocab: BookVocabulary) -> tuple[Contraindicat
             target = declined_target(sentence)
             if target is not None and sentence not in limited:
                 found = parse_sentence(chunk.drug_id, chunk.section_key, sentence, vocab, focus=target)
+                if not found and _names_section_population(chunk.section_key, target):
+                    found = [ContraindicationRecord(chunk.drug_id, chunk.section_key, sentence)]
                 records += [_in_section_population(r) for r in found]
     return tuple(records)
 
@@ -142,6 +146,16 @@ def _declined_groups(chunk: Chunk, vocab: BookVocabulary) -> list[Contraindicati
 
 
 _SECTION_POPULATION = {"thoi_ky_mang_thai": "pregnancy", "thoi_ky_cho_con_bu": "breastfeeding"}
+
+
+_SECTION_POPULATION_RE = {"thoi_ky_mang_thai": re.compile(r"\b(?:mang thai|co thai|thai ky|phu nu)\b"),
+                          "thoi_ky_cho_con_bu": re.compile(r"\b(?:cho con bu|bu me|phu nu)\b")}
+
+
+def _names_section_population(section_key: str, target: str) -> bool:
+    """"Không dùng thuốc trong thời kỳ mang thai" in the pregnancy section: pregnant women as such."""
+    pattern = _SECTION_POPULATION_RE.get(section_key)
+    return bool(pattern and pattern.search(fold(target)))
 
 
 def _in_section_population(record: ContraindicationRecord) -> ContraindicationRecord:
@@ -247,14 +261,18 @@ def _clause_records(base: ContraindicationRecord, clause: str, vocab: BookVocabu
     shared = replace(
         base,
         hypersensitivity=hypersensitivity,
-        purposes=_purposes(folded),
+        purposes=_purposes(clause),
         co_medications=_co_medications(base.drug_id, clause, folded, vocab),
         preterm=True if _PRETERM_RE.search(folded) else (False if _TERM_RE.search(folded) else None),
         jaundice=True if neonatal and _JAUNDICE_RE.search(folded) else None,
     )
-    if shared.hypersensitivity and _SEVERE_REACTION_RE.search(folded):
+    if shared.hypersensitivity and _SEVERE_REACTION_RE.search(normalize(clause).lower()):
         shared = replace(shared, severity="nặng")
-    conditions = _condition_records(clause, folded, vocab, shared, skip_jaundice=shared.jaundice is not None)
+    # In Chống chỉ định, "dùng … để điều trị chấn thương sọ não" is against treating that condition with it;
+    # elsewhere ("không dùng montelukast để điều trị cơn hen cấp") it is about the use, not the patient.
+    keep_treated = bool(limits) or (base.section_key == CONTRAINDICATION_SECTION and not shared.purposes)
+    conditions = _condition_records(clause, vocab, shared, skip_jaundice=shared.jaundice is not None,
+                                    has_population=keep_treated)
     has_own = _has_constraint(shared) or bool(limits)
     if conditions and _HYPERSENSITIVITY_RE.search(folded):
         conditions = []  # "Quá mẫn với …": what follows names drugs, not conditions
@@ -275,31 +293,77 @@ def _has_constraint(record: ContraindicationRecord) -> bool:
 
 
 def _condition_records(
-    clause: str, folded: str, vocab: BookVocabulary, shared: ContraindicationRecord, skip_jaundice: bool,
+    clause: str, vocab: BookVocabulary, shared: ContraindicationRecord, skip_jaundice: bool, has_population: bool,
 ) -> list[ContraindicationRecord]:
-    """One record per condition named, each with the numbers written after it in its part of the clause."""
+    """One record per condition named, each with the numbers written after it in its part of the clause.
+
+    "X kèm Y" / "X có tiền sử Y" is one record: Y qualifies X (kept in ``severity``: "kèm hội chứng WPW").
+    A condition after "để" is what the drug would treat, not what the patient has: kept only beside a
+    population ("Phụ nữ có thai dùng để điều trị rối loạn lưỡng cực"), else dropped ("Không dùng montelukast
+    để điều trị cơn hen cấp" says nothing against asthmatics).
+    """
     records: list[ContraindicationRecord] = []
-    purpose_start = _purpose_start(folded)
+    after_purpose = False  # "để" seen in an earlier part of the clause
     for part in _clauses(clause, ","):
-        mentions = [m for m in vocab.lexicon.find(part) if m.condition.patient_condition]
-        if purpose_start is not None and shared.purposes:
-            mentions = [m for m in mentions if not purposes_named(m.surface)]
-        if skip_jaundice:
-            mentions = [m for m in mentions if not _JAUNDICE_LABEL_RE.search(fold(m.condition.label))]
-        if shared.preterm is not None:
-            mentions = [m for m in mentions if not (_PRETERM_RE.search(fold(m.condition.label))
-                                                    or _TERM_RE.search(fold(m.condition.label)))]
-        if shared.co_medications:
-            mentions = [m for m in mentions if _in_patient_part(part, m)]
-        if not mentions:
-            continue
-        thresholds = tuple(read_thresholds(part))
-        for index, mention in enumerate(mentions):
+        raw = [w.lower() for w in word_forms(part)[0]]
+        mentions = [m for m in vocab.lexicon.find(part)
+                    if _kept(m, raw, part, shared, skip_jaundice, has_population, after_purpose)]
+        after_purpose = after_purpose or "để" in raw
+        thresholds = tuple(read_thresholds(part)) if mentions else ()
+        index = 0
+        while index < len(mentions):
+            mention = mentions[index]
             label, severity = condition_label(mention, vocab.lexicon)
+            severity = severity or _severity_after(raw, mention.end)
+            qualifier = _qualifier(raw, mention, mentions[index + 1] if index + 1 < len(mentions) else None)
+            if qualifier:
+                severity = " ".join(filter(None, (severity, qualifier)))
+                index += 1
             own = thresholds if index == len(mentions) - 1 else ()
             records.append(replace(shared, conditions=(label,), severity=severity or shared.severity, thresholds=own,
                                    jaundice=None))
+            index += 1
     return records
+
+
+def _severity_after(raw: list[str], end: int) -> str | None:
+    """A severity written right after a condition's name ("loét dạ dày tá tràng đang tiến triển")."""
+    following = " ".join(raw[end: end + 4])
+    for word in sorted(_SEVERITY_WORDS, key=len, reverse=True):
+        if following == word or following.startswith(word + " "):
+            return word
+    return None
+
+
+def _qualifier(raw: list[str], mention: ConditionMention, following: ConditionMention | None) -> str | None:
+    """"kèm hội chứng wpw" when the next condition is joined to this one by "kèm"/"có" (not "hoặc"/"và")."""
+    if following is None:
+        return None
+    between = raw[mention.end: following.start]
+    if not _QUALIFIER_WORDS & set(between):
+        return None
+    offset = next(i for i, word in enumerate(between) if word in _QUALIFIER_WORDS)
+    if {"hoặc", "và", "hay"} & set(between[offset:]):  # "X kèm A hoặc B": not one qualified condition
+        return None
+    return " ".join(raw[mention.end + offset: following.end])
+
+
+_QUALIFIER_WORDS = frozenset({"kèm", "có"})
+
+
+def _kept(mention: ConditionMention, raw: list[str], part: str, shared: ContraindicationRecord,
+          skip_jaundice: bool, has_population: bool, after_purpose: bool) -> bool:
+    """Whether a condition named in the clause is one the patient would have (see ``_condition_records``)."""
+    label = fold(mention.condition.label)
+    if not mention.condition.patient_condition:
+        return False
+    if (after_purpose or "để" in raw[: mention.start]) and not has_population:
+        return False
+    if skip_jaundice and _JAUNDICE_LABEL_RE.search(label):
+        return False
+    if shared.preterm is not None and (_PRETERM_RE.search(label) or _TERM_RE.search(label)):
+        return False
+    return not shared.co_medications or _in_patient_part(part, mention)
 
 
 def _in_patient_part(part: str, mention: ConditionMention) -> bool:
@@ -349,13 +413,9 @@ def _hypersensitivity(drug_id: str, clause: str, folded: str, vocab: BookVocabul
     return tuple(dict.fromkeys(found))
 
 
-def _purpose_start(folded: str) -> int | None:
-    match = _PURPOSE_RE.search(folded)
-    return match.start() if match else None
-
-
-def _purposes(folded: str) -> tuple[str, ...]:
-    match = _PURPOSE_RE.search(folded)
+def _purposes(clause: str) -> tuple[str, ...]:
+    """Purpose ids named after "để" ("để điều trị béo phì hoặc giảm cân" → weight_loss); "dễ" is not "để"."""
+    match = _PURPOSE_RE.search(normalize(clause).lower())
     return tuple(purposes_named(match["rest"])) if match else ()
 
 
@@ -371,6 +431,8 @@ def _co_medications(drug_id: str, clause: str, folded: str, vocab: BookVocabular
     found += classes_named(rest)
     for item in _ITEM_SPLIT_RE.split(fold(rest)):
         words = item.split()
+        if len(words) > 1 and words[1] in _ROUTE_WORDS:  # "miconazol đường toàn thân"
+            words = words[:1]
         if len(words) == 1 and len(words[0]) >= 5 and words[0].isalpha() and words[0] not in _NOT_A_NAME:
             name = words[0]
             if name not in vocab.drug_names and not any(c for c in classes_named(name)):
@@ -449,20 +511,28 @@ def describe(record: ContraindicationRecord) -> str:
         parts.append("vàng da sơ sinh")
     if record.hypersensitivity:
         severity = f" ({record.severity})" if record.severity and not record.conditions else ""
-        parts.append("dị ứng: " + ", ".join("chính thuốc này" if h == "self" else h for h in record.hypersensitivity)
-                     + severity)
+        parts.append("dị ứng: " + ", ".join(_class_text(h) for h in record.hypersensitivity) + severity)
     if record.purposes:
-        parts.append("mục đích: " + ", ".join(record.purposes))
+        parts.append("mục đích: " + ", ".join(PURPOSE_NAMES.get(p, (p,))[0] for p in record.purposes))
     if record.co_medications:
-        parts.append("dùng cùng: " + ", ".join(record.co_medications))
+        parts.append("dùng cùng: " + ", ".join(_class_text(m) for m in record.co_medications))
     if record.form:
         parts.append(f"chỉ với {record.form}")
     return "; ".join(parts)
 
 
+def _class_text(item: str) -> str:
+    """How a record's allergy or co-medication item reads: a class by its first name, "self" as "chính thuốc này"."""
+    if item == "self":
+        return "chính thuốc này"
+    return CLASS_NAMES[item][0] if item in CLASS_NAMES else item
+
+
 def _threshold_text(threshold: Threshold) -> str:
     value = f"{threshold.value:g}".replace(".", ",")
-    return f"{threshold.quantity} {threshold.comparator} {value} {threshold.unit}".rstrip()
+    name = MEASURE_NAMES.get(threshold.quantity, (threshold.quantity,))[0]
+    comparator = {"<=": "≤", ">=": "≥"}.get(threshold.comparator, threshold.comparator)
+    return f"{name} {comparator} {value} {threshold.unit}".rstrip()
 
 
 def _population_text(limit: PopulationLimit) -> str:

@@ -327,6 +327,7 @@ def test_the_browser_page_reads_a_drug_in_book_order_with_visual_warnings():
     assert titles.index("Chống chỉ định") < titles.index("Liều lượng và cách dùng") < titles.index("Tương tác thuốc")
     assert any("chưa đối chiếu với bản in" in w.value for w in at.warning)
     assert "<table>" in html and "tr. " in html
+    assert "Đọc thành dữ kiện" in html and "dị ứng: chính thuốc này, aminoglycosid" in html  # issue 24's records
     assert len(at.chat_message) == 0
 
 

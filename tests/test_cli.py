@@ -179,3 +179,11 @@ def test_slow_qdrant_server_times_out_into_a_clear_error(tmp_path):
     finally:
         server.close()
     assert time.monotonic() - started < 15
+
+
+def test_corpus_records_reports_records_and_unparsed_sentences(tmp_path):
+    env = {**os.environ, "DUOCTHU_HOME": str(tmp_path), "DUOCTHU_FORMULARY": str(FIXTURE_FORMULARY)}
+    done = run(["corpus", "records", "--drug", "thuoc_a"], env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Chống chỉ định: 3 câu")
+    assert "suy gan (nặng)  ← Suy gan nặng." in done.stdout

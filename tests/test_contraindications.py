@@ -154,6 +154,20 @@ def test_form_limited_clause(vocab):
     assert records and all(r.form == "thuốc nhỏ mắt" for r in records)
 
 
+def test_condition_that_comes_with_another_is_one_record(vocab):
+    records = parse("digoxin", "Rung nhĩ hoặc cuồng nhĩ kèm hội chứng Wolff-Parkinson-White hoặc đường dẫn truyền phụ "
+                               "(nguy cơ rung thất).", vocab)
+    af = next(r for r in records if r.conditions == ("rung nhĩ",))
+    assert af.severity is not None and af.severity.startswith("kèm hội chứng wolff")
+
+
+def test_what_the_drug_would_treat_is_not_a_condition_of_the_patient(vocab):
+    assert parse("montelukast", "Không dùng montelukast để điều trị cơn hen cấp.", vocab, "than_trong") == []
+    records = parse("acid_valproic", "Phụ nữ có thai dùng để điều trị rối loạn lưỡng cực hoặc dự phòng đau nửa đầu.",
+                    vocab)
+    assert records and all(r.population is not None for r in records)
+
+
 def test_without_asides():
     assert "đái tháo đường" not in without_asides("Nhiễm toan ceton do đái tháo đường")
     assert "creatinin" in without_asides("Suy thận nặng (độ thanh thải creatinin dưới 30 ml/phút)")
@@ -167,9 +181,9 @@ def test_declined_target_outside_contraindications():
 
 def test_pregnancy_section_sentence_is_about_pregnancy(book_chunks):
     chunks = with_records(book_chunks)
-    furosemide = [r for c in chunks if c.drug_id == "furosemid" and c.section_key == "thoi_ky_mang_thai"
-                  for r in c.records]
-    assert furosemide and all(r.population is not None and r.population.kind == "pregnancy" for r in furosemide)
+    statin = [r for c in chunks if c.drug_id == "atorvastatin" and c.section_key == "thoi_ky_mang_thai"
+              for r in c.records]
+    assert statin and all(r.population is not None and r.population.kind == "pregnancy" for r in statin)
 
 
 def test_at_least_95_percent_of_contraindication_sentences_parse(book_chunks):
@@ -248,6 +262,11 @@ def test_purposes_levothyroxine_and_tramadol(book):
 def test_denials_leave_ibuprofen_free(book):
     patient = PatientFacts(denied_conditions=["loét dạ dày tá tràng", "hen phế quản"])
     assert not kinds(statuses(book, "ibuprofen", patient, age=40)) & {Status.APPLIES, Status.UNDETERMINED}
+
+
+def test_digoxin_for_atrial_fibrillation_is_asked_not_refused(book):
+    verdicts = statuses(book, "digoxin", PatientFacts(conditions=["rung nhĩ"]))
+    assert Status.APPLIES not in kinds(verdicts) and Status.UNDETERMINED in kinds(verdicts)
 
 
 def test_class_reactions_in_any_form(book):

@@ -83,7 +83,16 @@ def test_severe_form_meets_the_number_that_defines_it_but_not_a_stricter_one():
 
 def test_broad_condition_against_a_severe_form_asks_how_severe():
     v = verdict(record(conditions=("suy gan",), severity="nặng"), facts(conditions=["suy gan"]))
-    assert v.status == Status.UNDETERMINED and "mức độ" in (v.question or "")
+    assert v.status == Status.UNDETERMINED and v.question == "Suy gan có nặng không?"
+    w = verdict(record(conditions=("nhịp tim chậm",), severity="có triệu chứng"), facts(conditions=["nhịp tim chậm"]))
+    assert w.question == "Nhịp tim chậm có triệu chứng không?"
+
+
+def test_condition_that_must_come_with_another():
+    rec = record(conditions=("suy gan",), severity="nặng kèm suy thận")
+    assert verdict(rec, facts(conditions=["suy gan nặng", "suy thận"])).status == Status.APPLIES
+    v = verdict(rec, facts(conditions=["suy gan nặng"]))
+    assert v.status == Status.UNDETERMINED and v.question == "Người bệnh có suy gan nặng kèm suy thận không?"
 
 
 def test_unit_mismatch_is_undetermined():

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from duocthu.drug_classes import CLASS_NAMES
 from duocthu.measures import MEASURE_NAMES
 from duocthu.text import fold
 from duocthu.types import ContraindicationRecord, PopulationLimit, Threshold
@@ -110,7 +111,8 @@ MEASURED_CONDITIONS: dict[str, tuple[str, ...]] = {
 }
 # A severity the book defines by this number: "suy thận nặng" means a clearance under 30.
 SEVERE_MEANS: dict[str, float] = {"creatinine_clearance": 30.0, "egfr": 30.0}
-_SAME_UNITS = ({"ml/phút", "ml/phút/1,73 m²"},)
+# Units that name the same scale for the comparison (eGFR per 1,73 m² read as ml/phút; K⁺ in mEq/l is mmol/l).
+_SAME_UNITS = ({"ml/phút", "ml/phút/1,73 m²"}, {"mmol/l", "meq/l"}, {"x uln", "lần"})
 
 
 def judge(
@@ -177,7 +179,7 @@ def _conditions(record: ContraindicationRecord, case: _Case) -> _Check | None:
         return _Check(Status.RULED_OUT, (f"không bị {denied}",))
     for label in record.conditions:
         for stated in case.patient.conditions:
-            check = _condition_match(record, label, stated)
+            check = _condition_match(record, label, stated, case.patient.conditions)
             if check is not None:
                 return check
     return _Check(Status.NOT_RAISED)
@@ -192,24 +194,47 @@ def _denied(labels: tuple[str, ...], denied: list[str]) -> str | None:
     return None
 
 
-def _condition_match(record: ContraindicationRecord, label: str, stated: str) -> _Check | None:
+def _condition_match(record: ContraindicationRecord, label: str, stated: str, all_stated: list[str]) -> _Check | None:
     """How a condition the patient stated meets the record's condition ``label`` at its severity."""
     said, wanted = fold(stated), fold(label)
     if said != wanted and not said.startswith(wanted + " "):
         return None
     narrower = said[len(wanted):].strip()  # "nặng" when "suy thận nặng" meets "suy thận"
-    facts = (f"có {stated}",)
+    facts: tuple[str, ...] = (f"có {stated}",)
+    severity, extra = _split_severity(record.severity)
+    if extra is not None:  # "rung nhĩ kèm hội chứng WPW": the second condition must be stated too
+        if not any(fold(other) in extra for other in all_stated if other != stated):
+            return _Check(Status.UNDETERMINED, facts, f"Người bệnh có {label} {record.severity} không?")
+        facts = (*facts, f"có {record.severity}")
     measure_question = next((QUESTIONS.get(t.quantity) for t in record.thresholds), None)
-    if record.severity is None and not record.thresholds:
+    if severity is None and not record.thresholds:
         return _Check(Status.APPLIES, facts)
-    if not narrower:  # the condition named without how severe, or without the number the book needs
-        return _Check(Status.UNDETERMINED, facts, measure_question or f"{label.capitalize()} ở mức độ nào (có nặng không)?")
-    if record.severity is not None and fold(record.severity) not in narrower:
-        return _Check(Status.UNDETERMINED, facts, measure_question or f"{label.capitalize()} ở mức độ nào?")
+    if not narrower or (severity is not None and fold(severity) not in narrower):
+        # the condition named without how severe, or without the number the book needs
+        return _Check(Status.UNDETERMINED, facts, measure_question or _severity_question(label, severity))
     stricter = [t for t in record.thresholds if not _severity_implies(t)]
     if stricter:
         return _Check(Status.UNDETERMINED, facts, QUESTIONS.get(stricter[0].quantity))
     return _Check(Status.APPLIES, facts)
+
+
+def _severity_question(label: str, severity: str | None) -> str:
+    """The question that decides a severity: "Suy gan có nặng không?", "Nhịp tim chậm có triệu chứng không?"."""
+    if not severity:
+        return f"{label.capitalize()} ở mức độ nào?"
+    return f"{label.capitalize()} {severity if severity.startswith('có ') else 'có ' + severity} không?"
+
+
+def _split_severity(severity: str | None) -> tuple[str | None, str | None]:
+    """("nặng", "suy thận") for "nặng kèm suy thận": the severity word and the condition that must come with it."""
+    if severity is None:
+        return None, None
+    words = severity.split()
+    for index, word in enumerate(words):
+        if word == "kèm" or (word == "có" and index > 0):  # "có triệu chứng" opening it is a severity
+            base = " ".join(words[:index]) or None
+            return base, fold(" ".join(words[index + 1:]))
+    return severity, None
 
 
 def _severity_implies(threshold: Threshold) -> bool:
@@ -415,7 +440,7 @@ def _hypersensitivity(record: ContraindicationRecord, case: _Case) -> _Check | N
                                               or case.drug_classes & case.allergy_classes):
         hits.insert(0, "self")
     if hits:
-        named = ", ".join("thuốc này" if h == "self" else h for h in hits)
+        named = ", ".join("thuốc này" if h == "self" else CLASS_NAMES.get(h, (h,))[0] for h in hits)
         return _Check(Status.APPLIES, (f"đã dị ứng/phản ứng với {named}",), gate=gate)
     if patient.unnamed_allergy:
         return _Check(Status.UNDETERMINED, ("có dị ứng thuốc (chưa rõ thuốc nào)",), QUESTIONS["allergy"], gate=False)
