@@ -165,3 +165,13 @@ def test_no_known_drug_allergy():
 def test_broader_classes_come_from_atc_membership():
     assert with_broader_classes(["salicylat"]) == ("salicylat", "nsaid")
     assert with_broader_classes(["cephalosporin"]) == ("cephalosporin", "beta_lactam")
+
+
+def test_a_parent_of_a_preterm_baby_is_still_the_patient():
+    f = facts("Bé nhà tôi sinh non 35 tuần, mới được 9 ngày, tôi cho bé bú mẹ hoàn toàn, tôi đang uống thuốc huyết áp")
+    assert f.birth.preterm is True and f.age is None
+
+
+def test_a_normal_organ_then_a_denial_in_the_next_clause():
+    text = "thận tốt, không bị hen"
+    assert organs_said_normal(text, clause_of_tokens(text)) == ["suy thận"]

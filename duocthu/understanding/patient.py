@@ -342,7 +342,7 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon,
     conditions, denied_conditions = _condition_facts(text, lexicon, mentions, denied, clauses)
     reactions = _reaction_classes(text, resolution, spans, medicines.allergies, resolver)
     return replace(
-        _who(_without_weeks(text, birth)), conditions=conditions, denied_conditions=denied_conditions,
+        _who(text, _without_weeks(text, birth)), conditions=conditions, denied_conditions=denied_conditions,
         current_medications=medicines.current, taken_and_asked=medicines.taken_and_asked,
         other_medications=medicines.others, current_pronoun=medicines.pronoun, allergies=medicines.allergies,
         history_drugs=medicines.history, measures=parse_measures(text), birth=birth, jaundice=jaundice_of(text, denied),
@@ -357,12 +357,16 @@ def _without_weeks(text: str, birth: Birth) -> str:
         return text
     lowered = normalize(text).lower()
     start, end = birth.weeks_span
-    return lowered[:start] + " " * (end - start) + lowered[end:]
+    return lowered[:start] + lowered[end:]
 
 
-def _who(text: str) -> TurnFacts:
-    """Who the patient is: age, weight, population, route, pregnancy, breastfeeding, kidney function."""
-    age = parse_age(text)
+def _who(text: str, age_text: str) -> TurnFacts:
+    """Who the patient is: age, weight, population, route, pregnancy, breastfeeding, kidney function.
+
+    ``age_text`` is the turn without the weeks of a gestation at birth: ages and pregnancies are read there;
+    everything else (whose infant is nursed, who is named) on the whole turn.
+    """
+    age = parse_age(age_text)
     own_infant = _nurses_own_infant(text)
     nursing = has_phrase(text, BREASTFEEDING_WORDS) or (own_infant and "bu" in folded_words(text))
     if age is not None and (own_infant or (nursing and _NURSING_AGE_RE.search(folded_with_digits(text)))):
@@ -389,7 +393,7 @@ def _who(text: str) -> TurnFacts:
     states_population = age is not None or has_phrase(text, (*STRONG_ADULT_WORDS, *PEDIATRIC_WORDS, *ELDERLY_WORDS))
     route = next((name for name, cues in ROUTE_WORDS.items() if has_phrase(text, cues)), None)
     pregnant: bool | None = None
-    trimester = parse_trimester(text)
+    trimester = parse_trimester(age_text)
     if has_phrase(text, NOT_PREGNANT_WORDS):
         pregnant, trimester = False, None
     elif has_phrase(text, PREGNANCY_WORDS) or trimester is not None:

@@ -92,7 +92,8 @@ def organs_said_normal(text: str, clauses: Sequence[int]) -> list[str]:
     cues = _word_sets(_DENIAL_CUES.find(text))
     organs: list[str] = []
     for start, end, _phrase in _NORMAL_WORDS.find(text):
-        if end < len(tokens) and end in cues or start > 0 and start - 1 in cues:
+        after = end in cues and clauses[end] == clauses[start]
+        if after or (start > 0 and start - 1 in cues):
             continue  # "thận có tốt không", "thận không ổn": a question or a denial of the normal
         named: list[str] = []
         i = start - 1
