@@ -134,13 +134,6 @@ ROUTING_TABLE: tuple[Rule, ...] = (
          "as quick replies)",
          lambda c: _asks_whether_usable(c) and all(c.screen.contraindicated(d) for d in c.frame.drugs),
          _fixed(22, Action.CONTRAINDICATED, "contraindicated_for_patient")),
-    Rule(26, "a dose, or whether the drug can be used, asked for a patient whose stated facts touch a Chống chỉ "
-         "định of the drug without deciding it (a condition with no number, an allergy with no name, a newborn with "
-         "no word on prematurity)",
-         "clarify / contraindication_undetermined (the contraindication quoted, no dose; the one question that "
-         "decides it)",
-         lambda c: _asks_whether_usable(c) and any(c.screen.undetermined_for(d) for d in c.frame.drugs),
-         _fixed(26, Action.CLARIFY, "contraindication_undetermined")),
     Rule(2, "dosing_calc + drugs + not a section overview, population is None", "clarify / missing_population",
          lambda c: _is_dosing(c.frame) and c.frame.population is None,
          _fixed(2, Action.CLARIFY, "missing_population")),
@@ -148,6 +141,13 @@ ROUTING_TABLE: tuple[Rule, ...] = (
          lambda c: _is_dosing(c.frame) and c.frame.population is Population.PEDIATRIC
          and (c.frame.age_text is None or c.frame.weight_kg is None),
          _fixed(3, Action.CLARIFY, "missing_pediatric_age_or_weight")),
+    Rule(26, "a dose, or whether the drug can be used, asked for a patient whose stated facts touch a Chống chỉ "
+         "định of the drug without deciding it (a condition with no number, an allergy with no name, a newborn with "
+         "no word on prematurity)",
+         "clarify / contraindication_undetermined (the contraindication quoted, no dose; the one question that "
+         "decides it)",
+         lambda c: _asks_whether_usable(c) and any(c.screen.undetermined_for(d) for d in c.frame.drugs),
+         _fixed(26, Action.CLARIFY, "contraindication_undetermined")),
     Rule(4, "needs_clarify + reason, and not dosing_calc/condition_to_drug/overview",
          "clarify / needs_more_info, or abstain / <system_error> if understanding failed",
          lambda c: c.frame.needs_clarify and bool(c.frame.clarify_reason)

@@ -431,7 +431,9 @@ def _settled(findings: list[SafetyFinding], verdicts: list[tuple[Verdict, Chunk]
         if Status.APPLIES in statuses:
             decided = _first(said[finding.quote], Status.APPLIES)
             settled.append(replace(finding, applies=True, undetermined=False, decided_by=decided.decided_by))
-        elif Status.UNDETERMINED in statuses:  # the record knows what decides it, the word match did not
+        elif Status.UNDETERMINED in statuses and (not finding.applies or finding.kind is FindingKind.AGE_LIMIT):
+            # an age band read alone ("trẻ sinh non đến 41 tuần" as an age) is decided by the record's prematurity;
+            # a condition the words already matched in full keeps applying
             left_open = _first(said[finding.quote], Status.UNDETERMINED)
             settled.append(replace(finding, applies=False, undetermined=True, question=left_open.question,
                                    decided_by=left_open.decided_by))
