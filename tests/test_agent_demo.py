@@ -210,3 +210,43 @@ def test_a_condition_with_a_cause_the_book_does_not_name_is_not_answered_for_the
 def test_a_medicine_not_named_in_a_table_not_yet_checked_against_the_page_is_verified_not_abstained(ask):
     reply = ask("Bố tôi uống warfarin, giờ muốn uống thêm cao bạch quả có được không?")
     assert reply.outcome == "verify_pdf" and "KHÔNG có nghĩa là an toàn" in reply.answer
+
+
+# Issue 24: contraindications decided by typed facts, and the undecided case asks before any dose.
+
+def _statuses(reply, drug_id):
+    return {(s.status, s.quote) for s in reply.safety if s.drug_id == drug_id}
+
+
+def test_a_stated_number_past_the_books_threshold_applies(ask):
+    reply = ask("Bố tôi chạy thận, độ thanh thải creatinin dưới 10 ml/phút. Cetirizin uống liều bao nhiêu?")
+    assert (reply.outcome, reply.reason) == ("answerable", "contraindicated_for_patient")
+    assert any(status == "applies" and "< 10 ml/phút" in quote for status, quote in _statuses(reply, "cetirizin"))
+
+
+def test_a_purpose_the_book_forbids_applies(ask):
+    reply = ask("Em muốn uống levothyroxin cho nhanh giảm cân, liều thế nào?")
+    assert (reply.outcome, reply.reason) == ("answerable", "contraindicated_for_patient")
+
+
+def test_a_condition_without_its_number_asks_for_it_before_any_dose(ask):
+    reply = ask("Mẹ tôi bị suy thận, ibuprofen uống liều bao nhiêu?")
+    assert (reply.outcome, reply.reason, reply.rule) == ("clarify", "contraindication_undetermined", 26)
+    assert "độ thanh thải creatinin" in reply.answer.lower()
+    assert any(status == "undetermined" for status, _ in _statuses(reply, "ibuprofen"))
+
+
+def test_a_newborn_with_no_word_on_prematurity_is_asked_then_answered(ask):
+    first = ask("Bé 10 ngày tuổi nặng 3 kg, ceftriaxon liều bao nhiêu?", "newborn-term")
+    assert (first.outcome, first.reason) == ("clarify", "contraindication_undetermined")
+    assert "Sinh đủ tháng" in first.quick_replies
+    second = ask("Bé sinh đủ tháng, không vàng da", "newborn-term")
+    assert second.frame is not None and second.frame["drugs"] == ["ceftriaxon"]
+    assert second.reason != "contraindication_undetermined"
+    assert not any("sinh non" in quote.lower() for status, quote in _statuses(second, "ceftriaxon")
+                   if status in ("applies", "undetermined"))
+
+
+def test_a_plain_question_is_never_turned_into_the_deciding_question(ask):
+    reply = ask("Ibuprofen liều bao nhiêu cho người lớn?")
+    assert reply.reason != "contraindication_undetermined" and not reply.safety

@@ -69,12 +69,13 @@ def test_each_row(rule, turn, query_frame, action, reason):
 
 def test_table_is_complete_and_ordered():
     numbers = [r.number for r in ROUTING_TABLE]
-    assert sorted(numbers) == list(range(1, 26)) and len(set(numbers)) == len(numbers)
+    assert sorted(numbers) == list(range(1, 27)) and len(set(numbers)) == len(numbers)
     # The spec's rows keep the spec's relative order; the safety rows act right after the scope guard.
     spec = [n for n in numbers if n <= 16]
     assert spec == list(range(1, 17))
     assert numbers[:4] == [1, 17, 18, 19] and numbers[-1] == 16
     assert numbers.index(22) < numbers.index(2)  # a contraindicated dose never reaches the paediatric gates
+    assert numbers.index(3) < numbers.index(26) < numbers.index(4)  # undecided: after the gates ask age and weight
     assert all(r.condition and r.outcome for r in ROUTING_TABLE)
 
 
@@ -110,14 +111,15 @@ def test_human_text_is_not_flagged(text):
     assert not looks_non_human(text, frozenset({"paracetamol"}))
 
 
-def _screen_with_contraindication(drug_id: str):
+def _screen_with_contraindication(drug_id: str, undetermined: bool = False):
     from duocthu.retrieval.safety import FindingKind, SafetyFinding, SafetyScreen
     from duocthu.types import Chunk, ChunkKind, Hit, ScoreKind
 
     chunk = Chunk(f"{drug_id}__chong_chi_dinh__0", drug_id, drug_id, "chong_chi_dinh", "Chống chỉ định", 0,
                   ChunkKind.PROSE, "Trẻ em dưới 12 tuổi.", "tre em duoi 12 tuoi.", ("tr. 1",))
     finding = SafetyFinding(drug_id, FindingKind.AGE_LIMIT, "6 tuổi", "Trẻ em dưới 12 tuổi.",
-                            Hit(chunk, 1.0, ScoreKind.EXACT, "safety"), applies=True)
+                            Hit(chunk, 1.0, ScoreKind.EXACT, "safety"), applies=not undetermined,
+                            undetermined=undetermined, question="Độ thanh thải creatinin là bao nhiêu?")
     return SafetyScreen((drug_id,), ("6 tuổi",), (finding,))
 
 
@@ -166,3 +168,19 @@ def test_a_quantity_asked_in_a_conversation_at_risk_is_a_crisis_even_without_a_d
     at_risk = QueryFrame(turn_type=TurnType.MEDICAL_QUESTION, patient=PatientFacts(crisis=True))
     decision = route(worded(at_risk, "Thế bình thường tiêm bao nhiêu đơn vị?"))
     assert (decision.rule, decision.reason) == (17, "crisis")
+
+
+def test_an_undecided_contraindication_asks_before_any_dose():
+    """Row 26: the facts touch a contraindication without deciding it — no dose until the one question is answered."""
+    query_frame = frame(**{**DOSING, "drugs": ["tramadol"]}, population=Population.ADULT)
+    screen = _screen_with_contraindication("tramadol", undetermined=True)
+    decision = route(worded(query_frame, "suy thận thì uống tramadol liều bao nhiêu"), screen)
+    assert (decision.rule, decision.action, decision.reason) == (26, Action.CLARIFY, "contraindication_undetermined")
+    assert screen.findings[0].status == "undetermined"
+
+
+def test_an_undecided_contraindication_does_not_gate_a_named_section():
+    query_frame = frame(drugs=["tramadol"], section_key="tac_dung_khong_mong_muon", cues=["section_named"])
+    decision = route(worded(query_frame, "tác dụng phụ của tramadol"),
+                     _screen_with_contraindication("tramadol", undetermined=True))
+    assert decision.rule == 16

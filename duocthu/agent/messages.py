@@ -45,6 +45,7 @@ REASON_TEXT: dict[str, str] = {
     "missing_population": "Cần biết người dùng thuốc là người lớn hay trẻ em để chọn đúng liều.",
     "missing_pediatric_age_or_weight": "Liều cho trẻ phụ thuộc cả tuổi và cân nặng: cần đủ cả hai.",
     "needs_more_info": "Câu hỏi cần thêm thông tin.",
+    "contraindication_undetermined": "Một chống chỉ định có thể áp dụng cho người bệnh; cần thêm một thông tin để biết.",
     "understanding_unavailable": "Lỗi hệ thống khi phân tích câu hỏi; không đoán thay bạn.",
     "ambiguous_condition": "Tên bệnh/triệu chứng quá rộng để tra chỉ định.",
     "unsupported_reverse_relation": "Chỉ hỗ trợ tra thuốc theo chỉ định, không theo chống chỉ định hay tác dụng gây bệnh.",
@@ -164,6 +165,24 @@ MEDICAL_OUT_OF_SCOPE_REPLY = (
     "vấn. Nếu có dấu hiệu cấp cứu (khó thở, đau ngực, co giật, lơ mơ, nôn ra máu…) hãy gọi 115. Nếu bạn muốn "
     "biết thuốc nào có chỉ định cho một bệnh, hãy hỏi: «Thuốc nào trị …?»."
 )
+
+
+# Quick replies for the questions that decide a contraindication left open (retrieval/reasoning.py asks them).
+_DECIDING_REPLIES: dict[str, tuple[str, ...]] = {
+    "sinh đủ tháng hay sinh non": ("Sinh đủ tháng", "Sinh non"),
+    "vàng da": ("Không vàng da", "Có vàng da"),
+    "dị ứng với thuốc nào": ("Penicilin", "Cephalosporin", "Không nhớ tên thuốc"),
+}
+
+
+def undetermined_question(questions: Sequence[str | None], drug: str | None) -> tuple[str, tuple[str, ...]]:
+    """The one question that decides a contraindication the patient's facts leave open, with its quick replies."""
+    asked = next((q for q in questions if q), None)
+    if asked is None:
+        asked = f"Bạn cho biết thêm về tình trạng người bệnh để kiểm tra chống chỉ định của {drug or 'thuốc này'}?"
+    replies = next((r for key, r in _DECIDING_REPLIES.items() if key in asked.lower()), ())
+    lead = f"Trước khi nói về liều hay việc dùng {drug or 'thuốc này'}, cần biết thêm một điều: "
+    return lead + asked, replies
 
 
 def not_in_book_message(names: Sequence[str], suggestions: Mapping[str, str], drug_names: Mapping[str, str]) -> str:

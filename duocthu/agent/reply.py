@@ -46,6 +46,9 @@ class SafetyView(BaseModel):
     doc_id: str
     quote: str
     applies: bool  # covers this patient for certain (it changed the answer)
+    status: str = "shown"  # applies | undetermined | shown (docs/behaviour.md)
+    question: str | None = None  # for an undetermined one: the question that decides it
+    decided_by: list[str] = Field(default_factory=list)  # the stated facts that decided it
     section_title: str = ""
     source_refs: list[str] = Field(default_factory=list)
     requires_visual_check: bool = False

@@ -98,6 +98,7 @@ def safety_views(findings: Sequence[SafetyFinding]) -> list[SafetyView]:
     return [
         SafetyView(
             drug_id=f.drug_id, kind=f.kind.value, matched=f.matched, doc_id=f.doc_id, quote=f.quote, applies=f.applies,
+            status=f.status, question=f.question, decided_by=list(f.decided_by),
             section_title=f.hit.chunk.section_title, source_refs=list(f.hit.chunk.source_refs),
             requires_visual_check=f.hit.chunk.needs_visual_check,
         )

@@ -19,14 +19,16 @@ A fact with no finding is reported as not found — never as safe. It never crea
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from duocthu.chunker import split_sentences
+from duocthu.contraindications import CONTRAINDICATION_SECTION, DECLINING_SECTIONS
 from duocthu.lexicon import LEXICON
 from duocthu.qdrant_store import QdrantStore
 from duocthu.retrieval.policy import EvidencePolicy
+from duocthu.retrieval.reasoning import Status, Verdict, judge
 from duocthu.text import (
     STOPWORDS_ACCENTED,
     find_phrase,
@@ -37,6 +39,7 @@ from duocthu.text import (
     words,
 )
 from duocthu.types import Chunk, ChunkKind, DrugCandidate, Hit, PopulationLimit, ScoreKind
+from duocthu.understanding.frame import PatientFacts, PatientMeasure
 
 
 class FindingKind(StrEnum):
@@ -101,11 +104,21 @@ class PatientProfile:
     renal_clearance_ml_min: float | None = None
     allergies: tuple[AllergyTerm, ...] = ()
     route: str | None = None  # the route asked about ("tiêm bắp" → "tiêm"): a limit for that form applies
+    typed: PatientFacts | None = None  # the typed facts each contraindication record is judged on (issue 24)
+    classes_by_drug: Mapping[str, frozenset[str]] = field(default_factory=dict)  # drug_id → its class ids
 
     @property
     def is_empty(self) -> bool:
         return not (self.age_years is not None or self.pediatric or self.elderly or self.pregnant
-                    or self.breastfeeding or self.conditions or self.medications or self.allergies)
+                    or self.breastfeeding or self.conditions or self.medications or self.allergies
+                    or self._has_typed_facts)
+
+    @property
+    def _has_typed_facts(self) -> bool:
+        """A fact only the records can use: a number, a purpose, a class reacted to, prematurity, jaundice."""
+        f = self.typed
+        return f is not None and bool(f.measures or f.purposes or f.allergy_classes or f.unnamed_allergy
+                                      or f.preterm is not None or f.jaundice is not None or f.gestation_weeks)
 
     def facts(self) -> tuple[str, ...]:
         """The facts screened, as shown back ("6 tuổi", "mang thai", "hen phế quản", "đang dùng warfarin")."""
@@ -124,7 +137,14 @@ class PatientProfile:
         shown += [c.label for c in self.conditions]
         shown += [self.medication_fact(m) for m in self.medications]
         shown += [f"dị ứng {a.label}" for a in self.allergies]
-        return tuple(shown)
+        if self.typed is not None:
+            shown += [_measure_fact(m) for m in self.typed.measures]
+            if self.typed.preterm is not None:
+                shown.append("sinh non" if self.typed.preterm else "sinh đủ tháng")
+            if self.typed.jaundice is not None:
+                shown.append("vàng da" if self.typed.jaundice else "không vàng da")
+            shown += [f"dùng để: {purpose}" for purpose in self.typed.purposes]
+        return tuple(dict.fromkeys(shown))
 
     @staticmethod
     def medication_fact(medication: MedicationTerm) -> str:
@@ -139,10 +159,18 @@ class SafetyFinding:
     quote: str  # a verbatim sentence of the book
     hit: Hit
     applies: bool  # covers this patient for certain (changes the answer)
+    undetermined: bool = False  # the patient's facts touch it but do not decide it: ask before any dose
+    question: str | None = None  # the one question that decides an undetermined one
+    decided_by: tuple[str, ...] = ()  # the stated facts that decided it (research mode)
 
     @property
     def doc_id(self) -> str:
         return self.hit.doc_id
+
+    @property
+    def status(self) -> str:
+        """``applies`` (a stated fact meets it), ``undetermined`` or ``shown`` (said, not decided)."""
+        return "applies" if self.applies else "undetermined" if self.undetermined else "shown"
 
 
 @dataclass(frozen=True)
@@ -163,7 +191,8 @@ class SafetyScreen:
         """Findings that forbid the drug for this patient (a Chống chỉ định, or an age limit, that applies)."""
         return tuple(
             f for f in self.findings
-            if f.applies and (f.hit.chunk.section_key == "chong_chi_dinh" or f.kind is FindingKind.AGE_LIMIT)
+            if f.applies and (f.hit.chunk.section_key == "chong_chi_dinh" or f.kind is FindingKind.AGE_LIMIT
+                              or bool(f.decided_by))
             and (drug_id is None or f.drug_id == drug_id)
         )
 
@@ -171,6 +200,11 @@ class SafetyScreen:
         """Findings quoted from Chống chỉ định, applying for certain or not (a severe form, a circumstance)."""
         return tuple(f for f in self.findings if f.hit.chunk.section_key == "chong_chi_dinh"
                      and (drug_id is None or f.drug_id == drug_id))
+
+    def undetermined_for(self, drug_id: str | None = None) -> tuple[SafetyFinding, ...]:
+        """Contraindications the patient's facts touch without deciding (none when one already applies)."""
+        return tuple(f for f in self.findings if f.undetermined and (drug_id is None or f.drug_id == drug_id)
+                     and not self.contraindicated(f.drug_id))
 
     def unmatched_facts(self, drug_id: str) -> tuple[str, ...]:
         matched = {f.matched for f in self.for_drug(drug_id)} | {fact for d, fact in self.own_facts if d == drug_id}
@@ -360,7 +394,71 @@ def screen_drug(
                 safety_hit = Hit(hit.chunk, 1.0, ScoreKind.EXACT, "safety")
                 for sentence in _sentences(hit.chunk):
                     add(kind, shown, sentence, safety_hit, False)
-    return findings
+    return _settled(findings, _verdicts(store, drug_id, profile), drug_id)
+
+
+def _measure_fact(measure: PatientMeasure) -> str:
+    comparator = "" if measure.comparator == "=" else f"{measure.comparator} "
+    return f"{measure.quantity} {comparator}{measure.value:g} {measure.unit}".strip()
+
+
+RECORD_SECTIONS = (CONTRAINDICATION_SECTION, *sorted(DECLINING_SECTIONS))
+
+
+def _verdicts(store: QdrantStore, drug_id: str, profile: PatientProfile) -> list[tuple[Verdict, Chunk]]:
+    """Each contraindication record of the drug the patient's facts touch, with its verdict (issue 24)."""
+    if profile.typed is None:
+        return []
+    found = []
+    for chunk in store.chunks_where(drug_id, list(RECORD_SECTIONS)):
+        for record in chunk.records:
+            verdict = judge(record, profile.typed, profile.age_years, profile.weight_kg,
+                            profile.classes_by_drug.get(drug_id, frozenset()), profile.classes_by_drug, profile.route)
+            if verdict.status is not Status.NOT_RAISED:
+                found.append((verdict, chunk))
+    return found
+
+
+def _settled(findings: list[SafetyFinding], verdicts: list[tuple[Verdict, Chunk]], drug_id: str) -> list[SafetyFinding]:
+    """The findings once each record's verdict is known: a record that applies makes its sentence apply; one a
+    stated fact rules out is no warning; one left undecided asks its question (it is never taken as safe)."""
+    said: dict[str, list[Verdict]] = {}
+    for verdict, _ in verdicts:
+        said.setdefault(verdict.record.sentence, []).append(verdict)
+    settled: list[SafetyFinding] = []
+    for finding in findings:
+        statuses = {v.status for v in said.get(finding.quote, [])}
+        if Status.APPLIES in statuses:
+            decided = _first(said[finding.quote], Status.APPLIES)
+            settled.append(replace(finding, applies=True, undetermined=False, decided_by=decided.decided_by))
+        elif Status.UNDETERMINED in statuses and (not finding.applies or finding.kind is FindingKind.AGE_LIMIT):
+            # an age band read alone ("trẻ sinh non đến 41 tuần" as an age) is decided by the record's prematurity;
+            # a condition the words already matched in full keeps applying
+            left_open = _first(said[finding.quote], Status.UNDETERMINED)
+            settled.append(replace(finding, applies=False, undetermined=True, question=left_open.question,
+                                   decided_by=left_open.decided_by))
+        elif statuses != {Status.RULED_OUT}:
+            settled.append(finding)
+    known = {f.quote for f in findings}
+    for verdict, chunk in verdicts:
+        sentence = verdict.record.sentence
+        if sentence in known or verdict.status is Status.RULED_OUT:
+            continue
+        known.add(sentence)
+        applies = any(v.status is Status.APPLIES for v in said[sentence])
+        chosen = _first(said[sentence], Status.APPLIES if applies else Status.UNDETERMINED)
+        population = verdict.record.population
+        kind = FindingKind.AGE_LIMIT if population is not None and population.kind == "age" \
+            else FindingKind.CONTRAINDICATION
+        settled.append(SafetyFinding(
+            drug_id, kind, "; ".join(chosen.decided_by) or sentence, sentence, Hit(chunk, 1.0, ScoreKind.EXACT, "safety"),
+            applies, undetermined=not applies, question=None if applies else chosen.question,
+            decided_by=chosen.decided_by))
+    return settled
+
+
+def _first(verdicts: list[Verdict], status: Status) -> Verdict:
+    return next(v for v in verdicts if v.status is status)
 
 
 # A sentence about an allergy or a past reaction ("Quá mẫn với …", "tiền sử dị ứng với bất kỳ penicilin
@@ -442,6 +540,10 @@ def screen_patient(
     shown = {(f.drug_id, f.quote) for f in findings}
     echoed = [f for d in drugs for f in echo_drug(store, d, stated, (drug_names or {}).get(d, ()))
               if (f.drug_id, f.quote) not in shown]
+    if echoed and not profile.is_empty:  # a sentence a stated fact rules out is not shown for sharing words
+        ruled_out = {(d, v.record.sentence) for d in {f.drug_id for f in echoed}
+                     for v, _ in _verdicts(store, d, profile) if v.status is Status.RULED_OUT}
+        echoed = [f for f in echoed if (f.drug_id, f.quote) not in ruled_out]
     facts = profile.facts()
     facts += tuple(dict.fromkeys(f.matched for f in echoed if f.matched not in facts))
     own = tuple((m.drug_id, PatientProfile.medication_fact(m)) for m in profile.medications if m.drug_id in drugs)

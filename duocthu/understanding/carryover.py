@@ -177,6 +177,18 @@ def _answers_pending_facts(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidenc
             and len(words(ev.text)) <= 12)
 
 
+def _answers_with_patient_facts(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
+    """"Bé sinh đủ tháng" / "CrCl 45" / "dị ứng penicilin" after a question about a drug: the answer to the
+    question that decides a contraindication (issue 24) — the drug question continues with the new facts."""
+    facts = frame.patient
+    typed = bool(facts.measures or facts.allergy_classes or facts.purposes or facts.denied_conditions
+                 or facts.unnamed_allergy or facts.no_known_drug_allergy
+                 or facts.preterm is not None or facts.jaundice is not None or facts.gestation_weeks)
+    return (typed and prior.turn_type in DRUG_QUESTIONS and bool(prior.drugs) and not frame.drugs
+            and not frame.unknown_drugs and not set(frame.cues) & set(_NEW_MATTER_CUES)
+            and len(words(ev.text)) <= 12)
+
+
 def _answers_which_condition(prior: QueryFrame, frame: QueryFrame, ev: TurnEvidence) -> bool:
     return (prior.is_reverse_lookup and (not prior.condition or prior.condition_ambiguous) and not frame.drugs
             and not frame.unknown_drugs and not frame.is_reverse_lookup
@@ -259,6 +271,11 @@ CARRY_OVER: tuple[CarryRule, ...] = (
     CarryRule("answers_pending_facts", "the last turn was a dose question waiting for who/age/weight; this gives some",
               "the dose question continues with the new facts", "'Bé 5 tuổi' is not a new question",
               _answers_pending_facts, lambda p, f, ev: _inherit_question(p, f, "answers_pending_facts", keep_drugs=True)),
+    CarryRule("answers_with_patient_facts", "the last turn was a drug question; this one only states typed facts "
+              "about the patient (prematurity, jaundice, a number, a class reacted to, a denial, a purpose)",
+              "the drug question continues with the new facts", "'Bé sinh đủ tháng' answers 'sinh đủ tháng hay sinh non?'",
+              _answers_with_patient_facts,
+              lambda p, f, ev: _inherit_question(p, f, "answers_with_patient_facts", keep_drugs=True)),
     CarryRule("pronoun_is_taken", "'tôi đang uống nó' — a pronoun in a 'đang uống' span",
               "the conversation's drug is a medicine being taken; a newly named drug makes it an interaction",
               "'Warfarin là thuốc gì?' → 'Tôi đang uống nó, giờ uống ibuprofen được không?'",

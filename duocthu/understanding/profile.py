@@ -7,7 +7,7 @@ taken brings its names, brands and pharmacological classes ("thuốc chống đ�
 
 from __future__ import annotations
 
-from duocthu.drug_classes import class_names
+from duocthu.drug_classes import class_names, classes_of
 from duocthu.lexicon import LEXICON
 from duocthu.retrieval.safety import AllergyTerm, ConditionTerm, MedicationTerm, PatientProfile
 from duocthu.understanding.conditions import ConditionLexicon
@@ -77,4 +77,5 @@ def patient_profile(frame: QueryFrame, lexicon: ConditionLexicon, resolver: Drug
         conditions=tuple(condition_term(label, lexicon) for label in dict.fromkeys(labels)),
         medications=tuple(medications), renal_clearance_ml_min=clearance,
         allergies=tuple(allergy_term(name, resolver) for name in patient.allergies), route=frame.route,
+        typed=patient, classes_by_drug={d: classes_of(e.atc_codes) for d, e in resolver.catalogue.items()},
     )

@@ -20,7 +20,10 @@ def clarify(req: Request, ctx: Services) -> Answer:
     """The question for the routing table's reason, with its quick replies, after any warning for the patient."""
     frame, screen = req.frame, req.screen
     drug = ctx.display.get(frame.drugs[0]) if frame.drugs else None
-    question, replies = msg.clarify_question(req.route.reason or "", frame, drug, ctx.display)
+    if req.route.reason == "contraindication_undetermined":
+        question, replies = msg.undetermined_question([f.question for f in screen.undetermined_for()], drug)
+    else:
+        question, replies = msg.clarify_question(req.route.reason or "", frame, drug, ctx.display)
     said = notices(frame, ctx)
     conditions = set(frame.patient.conditions)
     # A caution about a condition the patient stated is what the book says against them, too.
