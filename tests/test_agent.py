@@ -210,6 +210,14 @@ def test_reverse_lookup_names_a_contraindicated_drug_past_the_shown_cap(demo_run
     assert "Bisoprolol: không thấy chống chỉ định" not in answer and "Bisoprolol" not in flagged.split("Nguồn")[0]
 
 
+def test_reverse_lookup_quotes_the_contraindication_not_the_indication_of_a_forbidden_drug(demo_runtime):
+    reply = demo_runtime.agent.handle("Thuốc nào trị tăng huyết áp cho người bị hen phế quản?", "ci-quote").to_json_dict()
+    flagged = reply["answer"].split("Chống chỉ định với người bệnh này")[1].split("Nguồn")[0]
+    assert "Propranolol: «Hen phế quản" in flagged and "Tăng huyết áp" not in flagged
+    quoted = [c for c in reply["claims"] if c["text"].startswith("Propranolol")]
+    assert quoted and all("__chong_chi_dinh__" in e for c in quoted for e in c["evidence_ids"])
+
+
 def test_an_emergency_reply_still_says_the_contraindication_of_the_drug_named(demo_runtime):
     reply = demo_runtime.agent.handle("Ông tôi sốt rét thể não đang hôn mê, có tiêm dexamethason được không?",
                                       "emergency-ci").to_json_dict()
