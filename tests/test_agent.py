@@ -281,3 +281,9 @@ def test_prematurity_selects_the_preterm_band_for_the_patient(demo_runtime):
     assert "Trẻ sơ sinh đủ tháng" not in reply["answer"]  # the term-neonate band is not this patient's
     not_found = [line for line in reply["answer"].splitlines() if "không thấy trong Dược thư" in line]
     assert not any("sinh non" in line for line in not_found)  # the book has a preterm dose for captopril
+
+
+def test_a_price_question_is_not_answered_from_a_section(demo_runtime):
+    reply = demo_runtime.agent.handle("Hộp Panadol 500 mg bao nhiêu tiền?", "price").to_json_dict()
+    assert (reply["outcome"], reply["reason"]) == ("abstain", "not_covered_by_book")
+    assert "dược sĩ" in reply["answer"].lower() and not reply["claims"] and not reply["evidence"]

@@ -57,6 +57,8 @@ ROWS = [
     (14, "tác dụng phụ là gì", frame(section_key="tac_dung_khong_mong_muon"), Action.CLARIFY, "no_drug"),
     (15, "warfarin và aspirin", frame(turn_type=TurnType.INTERACTION, drugs=["warfarin", "acid_acetylsalicylic"],
      section_key="tuong_tac_thuoc"), Action.INTERACTION, None),
+    (26, "paracetamol giá bao nhiêu", frame(turn_type=TurnType.OUT_OF_SCOPE, drugs=["paracetamol"],
+     out_of_scope_kind="not_covered", uncovered_topic="price"), Action.ABSTAIN, "not_covered_by_book"),
     (16, "chống chỉ định ibuprofen", frame(drugs=["ibuprofen"], section_key="chong_chi_dinh"), Action.SINGLE_DRUG, None),
 ]
 
@@ -69,11 +71,12 @@ def test_each_row(rule, turn, query_frame, action, reason):
 
 def test_table_is_complete_and_ordered():
     numbers = [r.number for r in ROUTING_TABLE]
-    assert sorted(numbers) == list(range(1, 26)) and len(set(numbers)) == len(numbers)
+    assert sorted(numbers) == list(range(1, 27)) and len(set(numbers)) == len(numbers)
     # The spec's rows keep the spec's relative order; the safety rows act right after the scope guard.
     spec = [n for n in numbers if n <= 16]
     assert spec == list(range(1, 17))
     assert numbers[:4] == [1, 17, 18, 19] and numbers[-1] == 16
+    assert numbers.index(26) == 4  # what the book does not cover is never answered from a section, nor clarified
     assert numbers.index(22) < numbers.index(2)  # a contraindicated dose never reaches the paediatric gates
     assert all(r.condition and r.outcome for r in ROUTING_TABLE)
 

@@ -2,7 +2,7 @@
 
 Each row is data — its number, the condition in words, the outcome in words, and two small
 functions (when it applies, what it decides). The agent executes the outcome. Rows 1–16 are the
-spec's, in the spec's order; rows 17–25 are this project's, placed where they must act (the
+spec's, in the spec's order; rows 17–26 are this project's, placed where they must act (the
 crisis and emergency rows right after the scope guard, the contraindicated-dose row before the
 paediatric gates, …). Numbers identify rows; the tuple's order is the order of evaluation.
 """
@@ -113,6 +113,9 @@ ROUTING_TABLE: tuple[Rule, ...] = (
          lambda c: c.frame.turn_type is TurnType.EMERGENCY, _fixed(18, Action.ABSTAIN, "emergency")),
     Rule(19, "an overdose already taken", "115 first, then Quá liều và xử trí (abstain when no drug of the book)",
          lambda c: c.frame.turn_type is TurnType.OVERDOSE_TAKEN, _rule_19),
+    Rule(26, "a question about what a formulary does not cover (price, where to buy, stock, recalls, brand choice, "
+         "insurance)", "abstain / not_covered_by_book (a pharmacist can help; never a section)",
+         lambda c: c.frame.uncovered_topic is not None, _fixed(26, Action.ABSTAIN, "not_covered_by_book")),
     Rule(20, "a dose of a product whose components the book does not all cover",
          "abstain / drug_not_in_formulary naming the uncovered component",
          lambda c: _asks_dose(c.frame) and bool(_uncovered_components(c.frame)),

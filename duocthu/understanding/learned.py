@@ -180,7 +180,7 @@ def reconcile(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> Qu
     book_drug = bool(frame.drugs)
     if turn_type in (TurnType.MEDICAL_QUESTION, TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE,
                      TurnType.CONDITION_TO_DRUG, TurnType.CONDITION_RELATION) and book_drug \
-            and "attack" not in frame.cues and "reverse_lookup" not in frame.cues:
+            and not {"attack", "reverse_lookup", "not_covered"} & set(frame.cues):
         # A book drug named: it is a question about that drug.
         section = named_section(ev.text) or (intent.section if intent and intent.section_margin >= SECTION_MARGIN
                                              else None)
@@ -198,7 +198,7 @@ def reconcile(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> Qu
         turn_type = TurnType.DRUG_ATTRIBUTE
         updates.update(turn_type=turn_type, condition=None, indication=None, condition_relation=None)
     if turn_type is TurnType.OUT_OF_SCOPE and ev.conditions and not book_drug and not frame.unknown_drugs \
-            and "attack" not in frame.cues:
+            and not {"attack", "not_covered"} & set(frame.cues):
         turn_type = TurnType.MEDICAL_QUESTION  # "Vì sao cứ bị nhiệt miệng hoài?": medicine, not off topic
         updates.update(turn_type=turn_type)
     if _drug_question_without_drug(ev, frame, turn_type):
@@ -480,7 +480,8 @@ def _drug_question_without_drug(ev: TurnEvidence, frame: QueryFrame, turn_type: 
     whatever the model read (a short follow-up gives it little to go on)."""
     if turn_type not in _NOT_DRUG_QUESTIONS or frame.drugs or frame.unknown_drugs or frame.patient.current_medications:
         return False
-    if set(frame.cues) & {"attack", "greeting", "about_assistant", "reverse_lookup"} or has_phrase(ev.text, REVERSE_CUES):
+    if set(frame.cues) & {"attack", "greeting", "about_assistant", "reverse_lookup", "not_covered"} \
+            or has_phrase(ev.text, REVERSE_CUES):
         return False
     if turn_type in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE):
         return bool(named_section(ev.text)) or refers_to_a_medicine(ev.text)
