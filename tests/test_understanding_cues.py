@@ -156,6 +156,23 @@ def test_not_covered_leaves_what_the_book_answers(text):
     assert not fires("not_covered", text)[0]
 
 
+@pytest.mark.parametrize("text, section", [
+    ("What is the antidote for warfarin?", "qua_lieu_va_xu_tri"),
+    ("What are the side effects of losartan?", "tac_dung_khong_mong_muon"),
+    ("Can metformin be taken during pregnancy?", "thoi_ky_mang_thai"),
+    ("Does omeprazole interact with clopidogrel?", "tuong_tac_thuoc"),
+    ("Is cetirizine ok while breastfeeding?", "thoi_ky_cho_con_bu"),
+    ("What are the contraindications of ibuprofen?", "chong_chi_dinh"),
+])
+def test_english_section_words_name_the_section(text, section):
+    assert named_section(text) == section
+
+
+def test_english_words_are_never_read_as_misspelt_drug_names():
+    resolution = demo_entities().resolver.resolve("Does grapefruit juice interact with medicine for this syndrome?")
+    assert not resolution.ambiguous and not resolution.mentions
+
+
 def test_avoid_with_taken():
     ok, frame = fires("avoid_with_taken", "Đang uống digoxin thì phải tránh những thuốc nào?",
                       turn_type=TurnType.CONDITION_TO_DRUG)
