@@ -115,6 +115,7 @@ class ConditionRef(_Model):
     label: str
     is_asked: bool = False  # it is the condition asked about (the indication itself)
     cause_of_asked: bool = False  # the asked condition is this one with a cause the book does not name
+    inside_asked: bool = False  # the asked condition is this one with a word that makes it another ("đau đầu vú")
 
 
 class TurnWording(_Model):

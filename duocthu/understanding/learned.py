@@ -56,7 +56,13 @@ from duocthu.understanding.frame import (
 from duocthu.understanding.intent import IntentModel, IntentPrediction
 from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES, extract_facts
 from duocthu.understanding.quantities import asked_unit
-from duocthu.understanding.reverse import is_ambiguous_condition, is_symptom, split_conditions
+from duocthu.understanding.reverse import (
+    is_ambiguous_condition,
+    is_symptom,
+    only_qualifiers_after,
+    qualified_prefixes,
+    split_conditions,
+)
 from duocthu.understanding.scope import has_phrase
 
 SECTION_MARGIN = 0.1
@@ -295,7 +301,8 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
     within = [*book_indication_within(condition, lexicon), *(book_indication_within(headless, lexicon) if headless
                                                              else []),  # "mụn trứng cá viêm" → "trứng cá"
               *synonym_with_a_word_inserted(condition, lexicon)]
-    return list(dict.fromkeys([*alternatives[:12], *within, *causes, *bare, *narrower]))
+    prefixes = qualified_prefixes(condition)  # "covid 19 nặng phải thở oxy" → "covid 19 nặng", "covid 19"
+    return list(dict.fromkeys([*alternatives[:12], *within, *causes, *bare, *narrower, *prefixes]))
 
 
 # Where on the body a condition is ("ở bụng", "vùng lưng"): the book names conditions without it.
@@ -433,9 +440,12 @@ def book_indication_within(condition: str, lexicon: ConditionLexicon) -> list[st
             continue
         for form in entry.folded_forms:
             if 2 <= len(form) < len(typed) and len(form) >= BOOK_PHRASE_MIN_COVERAGE * len(core) \
-                    and form[0] == typed[0] and _in_order_with_one_gap(form, typed):
+                    and form[0] == typed[0] and _in_order_with_one_gap(form, typed) \
+                    and only_qualifiers_after(form, typed):
                 found.append((len(form), entry.label))
     return [label for _, label in sorted(found, key=lambda f: -f[0])][:3]
+
+
 
 
 def _in_order_with_one_gap(phrase: tuple[str, ...], typed: list[str]) -> bool:

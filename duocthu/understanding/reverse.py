@@ -12,7 +12,7 @@ before the question ("bị suy thận nặng mà lên cơn gút cấp thì uốn
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from duocthu.lexicon import LEXICON
 from duocthu.text import (
@@ -167,19 +167,30 @@ def _strip_scaffolding(
         if 0 < i < len(raw) - 1 and not drop[i - 1] and not drop[i + 1] and not raw[i + 1].isdigit():
             drop[i] = False
     kept: list[str] = []
+    named = {(fold(m.group(1)), m.group(2)) for m in _HYPHENATED_NUMBER_RE.finditer(text)}
     for word, dropped in zip(raw, drop, strict=True):
-        # A number is scaffolding ("2 tuổi", "3 ngày") unless it qualifies the condition ("typ 2", "độ 3").
-        if not dropped and (not word.isdigit() or (kept and fold(kept[-1]) in _NUMBERED_QUALIFIERS)):
+        # A number is scaffolding ("2 tuổi", "3 ngày") unless it qualifies the condition ("typ 2", "độ 3") or is
+        # part of its name ("COVID-19").
+        if not dropped and (not word.isdigit() or (kept and (fold(kept[-1]) in _NUMBERED_QUALIFIERS
+                                                             or (fold(kept[-1]), word) in named))):
             kept.append(word)
     return " ".join(kept).strip() or None
+
+
+# A name written with its number ("COVID-19", "H5N1-1"): the number is part of the name.
+_HYPHENATED_NUMBER_RE = re.compile(r"([^\W\d_]+)-(\d+)\b")
 
 
 _NUMBERED_QUALIFIERS = frozenset(frozenset(LEXICON.phrases("numbered_qualifiers")))
 
 
-_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thì|mà|nhưng|kèm theo|kèm|đồng thời|bị|lên cơn)\b", re.IGNORECASE)
+_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thì|mà|nhưng|kèm theo|kèm|đồng thời|bị|lên cơn|trước khi|sau khi)\b",
+                             re.IGNORECASE)
 # The same words typed without any diacritic (the whole question unaccented): "thi", "bi" break too.
-_UNACCENTED_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thi|nhung|kem theo|kem|dong thoi|bi|len con)\b", re.IGNORECASE)
+_UNACCENTED_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thi|nhung|kem theo|kem|dong thoi|bi|len con|truoc khi|sau khi)\b",
+                                        re.IGNORECASE)
+# A piece after these says when ("trước khi đi rừng", "sau khi ăn"), not which condition.
+_WHEN_JOINERS = frozenset({"truoc khi", "sau khi"})
 _PATIENT_OPENERS = LEXICON.phrases("patient_openers")
 _PATIENT_CLOSERS = LEXICON.phrases("patient_closers")  # "tôi có tiền sử | lên cơn hen …", "tôi từng | bị loét"
 _COMORBIDITY_JOINERS = LEXICON.phrases("comorbidity_joiners")
@@ -210,6 +221,8 @@ def split_conditions(
             carried = f"{carried} {joiner}".strip()
             continue
         joined, carried = f"{carried} {joiner}".strip(), ""
+        if joiner in _WHEN_JOINERS:
+            continue
         # "Tăng huyết áp mà bị gút", "động kinh mà có blốc nhĩ thất": what the patient also has — unless it is
         # a symptom that came on ("đau dạ dày mà bị đau răng"), which is what needs a drug.
         also_has = (joined in _ALSO_HAS or (joined == "ma" and _opens_with(piece, ("có",)))) \
@@ -271,7 +284,9 @@ def _strip_use_verb(condition: str | None) -> str | None:
         # a word typed without diacritics matches the verb's folded form ("diet" is "diệt")
         if len(tokens) >= len(head) + 1 and all(
                 t == h or (not has_diacritics(t) and fold(t) == fold(h)) for t, h in zip(tokens, head, strict=False)):
-            return " ".join(tokens[len(head):])  # "giảm phù" → "phù" (what a class does was excluded above)
+            rest = " ".join(tokens[len(head):])  # "giảm phù" → "phù" (what a class does was excluded above)
+            # "giảm cân": what is left is no condition ("cân"), so the use is the whole of what is asked
+            return condition if fold(rest) in _NOT_A_CONDITION else rest
     return condition
 
 
@@ -306,3 +321,48 @@ def condition_answer(text: str) -> str | None:
     """The condition in a reply to "which condition?" ("đau đầu ạ", "bị tăng huyết áp")."""
     condition = _strip_scaffolding(text, lambda _: [], chatter=True)
     return None if condition is None or fold(condition) in _NOT_A_CONDITION else condition
+
+
+# How much, said of a condition ("rất", "lắm", "quá"): never a word of another condition.
+_INTENSIFIERS = frozenset(frozenset(LEXICON.phrases("severity_words")))
+_QUALIFIERS_LONGEST_FIRST = sorted((tuple(folded_words(q)) for q in LEXICON.phrases("condition_qualifiers")),
+                                   key=len, reverse=True)
+
+
+_CONSEQUENCES = tuple(tuple(folded_words(c)) for c in LEXICON.phrases("condition_consequences"))
+
+
+def qualified_prefixes(condition: str) -> list[str]:
+    """"covid 19 nặng phải thở oxy" → "covid 19 nặng", "covid 19": the condition's name before words that only
+    say how bad it is (a qualifier, then what it led to). A name of one generic word ("đau") is none; a body part
+    or any other word after the name ("đau đầu vú") makes another condition, so nothing is offered."""
+    raw, typed = words(condition), folded_words(condition)
+    found: list[str] = []
+    for cut in range(len(typed) - 1, 0, -1):
+        rest = typed[cut:]
+        consequence = next((i for i in range(len(rest)) if any(tuple(rest[i : i + len(c)]) == c for c in _CONSEQUENCES)),
+                           len(rest))
+        name = " ".join(raw[:cut])
+        if only_qualifiers_after(typed[:cut], [*typed[:cut], *rest[:consequence]]) \
+                and fold(name) not in _NOT_A_CONDITION and not is_ambiguous_condition(name) \
+                and (cut >= 2 or not has_diacritics(raw[0])):
+            found.append(name)
+    return found
+
+
+def only_qualifiers_after(phrase: Sequence[str], typed: Sequence[str]) -> bool:
+    """Whether what the user wrote after the book's phrase only qualifies it ("trứng cá viêm nặng" after
+    "trứng cá"): any other word after it ("đau đầu vú" after "đau đầu") names another condition."""
+    end = 0
+    for word in phrase:
+        end = list(typed).index(word, end) + 1
+    rest = tuple(typed[end:])
+    while rest:
+        if rest[0] in _INTENSIFIERS:  # "rất", "lắm", "quá" …
+            rest = rest[1:]
+            continue
+        match = next((q for q in _QUALIFIERS_LONGEST_FIRST if rest[: len(q)] == q), None)
+        if match is None:
+            return False
+        rest = rest[len(match):]
+    return True

@@ -139,6 +139,9 @@ def indicated_instead(
     for mention in merged or frame.wording.text_conditions:
         if mention.is_asked:
             continue
+        if not merged and mention.inside_asked:
+            # "đau đầu vú": the asked condition holds this one's words but is another condition.
+            continue
         if not merged and mention.cause_of_asked:
             # "viêm gan do nhìn màn hình": the asked condition is this one with a cause the book does not
             # name; it is not another condition of the question, and the drugs for this one are not the answer.
