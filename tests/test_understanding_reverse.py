@@ -182,3 +182,19 @@ def test_prevention_and_its_circumstance():
     assert split("Có thuốc nào uống ngừa sốt rét trước khi đi rừng không?")[0] == "ngừa sốt rét"
     assert split("Nổi mề đay mãn tính mấy tháng nay thì uống thuốc gì?")[0] == "nổi mề đay mãn tính"
     assert split("Bị covid-19 nặng, trong danh mục có thuốc nào dùng được?")[0] == "covid 19 nặng"
+
+
+def test_an_english_question_s_condition_without_its_english_words():
+    from duocthu.understanding.reverse import written_in_english
+
+    assert split("What medicine can I take for acid reflux and heartburn?")[0] == "acid reflux heartburn"
+    assert written_in_english("what can i take for a gout flare")
+    assert not written_in_english("thuoc nao tri run vo can")  # unaccented Vietnamese: "can" may be "căn"
+
+
+def test_english_and_lay_names_of_a_condition_reach_the_book_s_words():
+    from duocthu.understanding.learned import indication_alternatives
+
+    lexicon = demo_entities().lexicon
+    assert "cơn gút cấp" in indication_alternatives("gout flare", lexicon)
+    assert "trào ngược dạ dày thực quản" in indication_alternatives("acid reflux heartburn", lexicon)

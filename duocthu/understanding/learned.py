@@ -266,6 +266,7 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
     """The condition in the book's words: each synonym it contains replaced by the other forms,
     then the book's indication phrases that the user's words contain (:func:`book_indication_within`)."""
     alternatives: list[str] = []
+    original = condition  # "gout flare" is a name of its own before "gout" is respelled "gút"
     respelled = _respelled(condition)
     if respelled != condition:
         alternatives.append(respelled)  # "gút mãn tính" → the book's "gút mạn tính"
@@ -276,7 +277,8 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
         condition = siteless
     headless = _without_head(condition, GENERIC_HEADS) or _without_head(condition, PURPOSE_HEADS)
     # "bệnh cao huyết áp": the synonyms of the condition without its head too ("tăng huyết áp").
-    for phrasing in (condition, *([headless] if headless else [])):
+    respelled_from = [original] if respelled != original else []
+    for phrasing in dict.fromkeys((condition, *([headless] if headless else []), *respelled_from)):
         tokens = words(phrasing)
         for mention in lexicon.find(phrasing):
             if mention.condition.from_corpus:

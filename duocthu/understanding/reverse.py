@@ -49,6 +49,20 @@ CHATTER_TYPED_WITH_DIACRITICS = frozenset(frozenset(LEXICON.phrases("chatter_typ
 CHATTER = LEXICON.phrases("chatter")
 
 
+# The words around the condition of a question written in English ("what can I take for …").
+ENGLISH_FILLER = LEXICON.phrases("english_filler")
+_ENGLISH = frozenset(fold(w) for w in (*ENGLISH_FILLER, *LEXICON.phrases("english_words")))
+
+
+def written_in_english(text: str) -> bool:
+    """No word carries a diacritic and at least half are common English words: "can" is then "can", not an
+    unaccented "căn" ("run vo can")."""
+    tokens = words(text)
+    if not tokens or any(has_diacritics(t) for t in tokens):
+        return False
+    return sum(fold(t) in _ENGLISH for t in tokens) * 2 >= len(tokens)
+
+
 _CLAUSE_SPLIT_RE = re.compile(r"[,.;?!]|\bthì\b|\bmà\b|\bnhưng\b", re.IGNORECASE)
 _TREATMENT_CUES = LEXICON.phrases("treatment_cues")
 
@@ -145,8 +159,9 @@ def _strip_scaffolding(
                 for i in range(start, start + n):
                     drop[i] = True
 
-    for phrase in sorted(set(REVERSE_FILLER) | (set(CHATTER) if chatter else set()), key=lambda f: len(words(f)),
-                         reverse=True):
+    english = set(ENGLISH_FILLER) if written_in_english(text) else set()
+    for phrase in sorted(set(REVERSE_FILLER) | (set(CHATTER) if chatter else set()) | english,
+                         key=lambda f: len(words(f)), reverse=True):
         mark(phrase)
     for i, word in enumerate(raw):
         if word.lower() in FILLER_TYPED_WITH_DIACRITICS or (chatter and word.lower() in CHATTER_TYPED_WITH_DIACRITICS):
