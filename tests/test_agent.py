@@ -287,3 +287,9 @@ def test_a_price_question_is_not_answered_from_a_section(demo_runtime):
     reply = demo_runtime.agent.handle("Hộp Panadol 500 mg bao nhiêu tiền?", "price").to_json_dict()
     assert (reply["outcome"], reply["reason"]) == ("abstain", "not_covered_by_book")
     assert "dược sĩ" in reply["answer"].lower() and not reply["claims"] and not reply["evidence"]
+
+
+def test_a_withdrawal_the_monograph_itself_tells_of_is_answered_from_it(demo_runtime):
+    reply = demo_runtime.agent.handle("Ranitidin có phải đã bị thu hồi không?", "recall").to_json_dict()
+    assert reply["outcome"] in ("answerable", "verify_pdf") and reply["frame"]["section_key"]
+    assert "NDMA" in reply["answer"] or "thu hồi" in reply["answer"]

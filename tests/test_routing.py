@@ -58,7 +58,7 @@ ROWS = [
     (15, "warfarin và aspirin", frame(turn_type=TurnType.INTERACTION, drugs=["warfarin", "acid_acetylsalicylic"],
      section_key="tuong_tac_thuoc"), Action.INTERACTION, None),
     (26, "paracetamol giá bao nhiêu", frame(turn_type=TurnType.OUT_OF_SCOPE, drugs=["paracetamol"],
-     out_of_scope_kind="not_covered", uncovered_topic="price"), Action.ABSTAIN, "not_covered_by_book"),
+     out_of_scope_kind="not_covered", uncovered_topic="price"), Action.NOT_COVERED, "not_covered_by_book"),
     (16, "chống chỉ định ibuprofen", frame(drugs=["ibuprofen"], section_key="chong_chi_dinh"), Action.SINGLE_DRUG, None),
 ]
 

@@ -151,6 +151,7 @@ def test_not_covered(text, topic):
     "Uống amlodipin buổi sáng có tốt hơn buổi tối không?",  # a comparison, but not of two names of one drug
     "Mua paracetamol không cần đơn được không?",  # the prescription status is the book's
     "Ibuprofen với paracetamol cái nào tốt hơn cho đau răng?",  # two drugs, not two brands of one
+    "Giá xăng hôm nay bao nhiêu tiền một lít?",  # no medicine: off topic, not a pharmacist's question
 ])
 def test_not_covered_leaves_what_the_book_answers(text):
     assert not fires("not_covered", text)[0]

@@ -161,6 +161,8 @@ def test_a_headache_inside_a_nipple_pain_is_not_another_condition_of_the_questio
 
     assert names_another_condition("đau đầu vú", "đau đầu")
     assert not names_another_condition("mề đay mạn tính", "mề đay")
+    # a phrase of its own after it is a second condition run on, not another name of the first
+    assert not names_another_condition("viêm họng ho có đờm", "viêm họng")
 
 
 def test_a_lone_generic_word_is_never_the_condition():

@@ -200,12 +200,20 @@ NOT_COVERED: dict[str, tuple[str, ...]] = LEXICON.group("not_covered")
 COMPARISON_WORDS = LEXICON.phrases("comparison_words")
 
 
+# A medicine referred to without its name ("thuốc", "viên", "this medicine"): the price asked is a medicine's.
+_MEDICINE_WORDS = (*LEXICON.phrases("drug_reference_words"), *LEXICON.phrases("english_medicine_words"))
+
+
 def uncovered_topic(ev: TurnEvidence) -> str | None:
     """The topic a formulary does not cover that the turn asks about, or None.
 
-    Two names of one drug compared ("Glucophage với Panfor loại nào tốt hơn") is a choice of brand: the
-    book has one monograph for both.
+    Only about a medicine (named, or referred to): the price of gold is no question for a pharmacist. Two names
+    of one drug compared ("Glucophage với Panfor loại nào tốt hơn") is a choice of brand: the book has one
+    monograph for both.
     """
+    resolution = ev.resolution
+    if not (resolution.mentions or resolution.unknown or resolution.products or has_phrase(ev.text, _MEDICINE_WORDS)):
+        return None
     for topic, phrases in NOT_COVERED.items():
         if has_phrase(ev.text, phrases):
             return topic

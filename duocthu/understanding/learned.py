@@ -59,7 +59,7 @@ from duocthu.understanding.quantities import asked_unit
 from duocthu.understanding.reverse import (
     is_ambiguous_condition,
     is_symptom,
-    only_qualifiers_after,
+    modifies_into_another,
     qualified_prefixes,
     split_conditions,
 )
@@ -443,7 +443,7 @@ def book_indication_within(condition: str, lexicon: ConditionLexicon) -> list[st
         for form in entry.folded_forms:
             if 2 <= len(form) < len(typed) and len(form) >= BOOK_PHRASE_MIN_COVERAGE * len(core) \
                     and form[0] == typed[0] and _in_order_with_one_gap(form, typed) \
-                    and only_qualifiers_after(form, typed):
+                    and not modifies_into_another(form, typed):
                 found.append((len(form), entry.label))
     return [label for _, label in sorted(found, key=lambda f: -f[0])][:3]
 

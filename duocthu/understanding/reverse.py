@@ -365,6 +365,22 @@ def qualified_prefixes(condition: str) -> list[str]:
     return found
 
 
+_SITE_WORDS = frozenset(w for site in LEXICON.phrases("body_sites") for w in folded_words(site))
+
+
+def modifies_into_another(phrase: Sequence[str], typed: Sequence[str]) -> bool:
+    """Whether the user's words after the book's phrase make it another condition: one more word, or only where on
+    the body ("đau đầu vú" is not "đau đầu"). A qualifier keeps it the same ("trứng cá viêm nặng"); a phrase of
+    its own after it is a second condition run on ("nhiễm khuẩn đường tiết niệu tiểu buốt")."""
+    end = 0
+    for word in phrase:
+        end = list(typed).index(word, end) + 1
+    rest = [w for w in typed[end:] if w not in _INTENSIFIERS]
+    if not rest or only_qualifiers_after(phrase, typed):
+        return False
+    return len(rest) == 1 or all(w in _SITE_WORDS for w in rest)
+
+
 def only_qualifiers_after(phrase: Sequence[str], typed: Sequence[str]) -> bool:
     """Whether what the user wrote after the book's phrase only qualifies it ("trứng cá viêm nặng" after
     "trứng cá"): any other word after it ("đau đầu vú" after "đau đầu") names another condition."""

@@ -16,7 +16,7 @@ from duocthu.understanding.conditions import ConditionLexicon, ConditionMention
 from duocthu.understanding.drugs import DrugResolver
 from duocthu.understanding.frame import ConditionRef, QueryFrame, TurnWording
 from duocthu.understanding.patient import ORGAN_IMPAIRMENT_WORDS
-from duocthu.understanding.reverse import only_qualifiers_after
+from duocthu.understanding.reverse import modifies_into_another
 from duocthu.understanding.scope import has_phrase, looks_non_human
 from duocthu.understanding.signals import asks_a_quantity
 
@@ -77,7 +77,7 @@ def names_another_condition(asked: str, surface: str) -> bool:
     asked_words, condition_words = folded_words(asked), folded_words(surface)
     n = len(condition_words)
     starts = [i for i in range(len(asked_words) - n + 1) if asked_words[i : i + n] == condition_words]
-    return bool(starts) and len(asked_words) > n and not only_qualifiers_after(condition_words, asked_words[starts[0]:])
+    return bool(starts) and len(asked_words) > n and modifies_into_another(condition_words, asked_words[starts[0]:])
 
 
 def states_a_cause_of(asked: str, condition: str) -> bool:
