@@ -291,5 +291,5 @@ def test_a_price_question_is_not_answered_from_a_section(demo_runtime):
 
 def test_a_withdrawal_the_monograph_itself_tells_of_is_answered_from_it(demo_runtime):
     reply = demo_runtime.agent.handle("Ranitidin có phải đã bị thu hồi không?", "recall").to_json_dict()
-    assert reply["outcome"] in ("answerable", "verify_pdf") and reply["frame"]["section_key"]
-    assert "NDMA" in reply["answer"] or "thu hồi" in reply["answer"]
+    assert reply["outcome"] in ("answerable", "verify_pdf") and "NDMA" in reply["answer"]
+    assert all("__thong_tin_quy_che__" in e for c in reply["claims"] for e in c["evidence_ids"])
