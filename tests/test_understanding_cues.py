@@ -152,6 +152,8 @@ def test_not_covered(text, topic):
     "Mua paracetamol không cần đơn được không?",  # the prescription status is the book's
     "Ibuprofen với paracetamol cái nào tốt hơn cho đau răng?",  # two drugs, not two brands of one
     "Giá xăng hôm nay bao nhiêu tiền một lít?",  # no medicine: off topic, not a pharmacist's question
+    "Oseltamivir giá bao nhiêu?",  # a medicine not in the book is said as such first
+    "Tôi bị suy thận, nghe nói Diamicron rẻ hơn, uống thay được không?",  # a patient: whether it suits them
 ])
 def test_not_covered_leaves_what_the_book_answers(text):
     assert not fires("not_covered", text)[0]

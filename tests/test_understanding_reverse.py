@@ -153,6 +153,7 @@ def test_a_vague_complaint_called_minor_is_still_vague():
 def test_a_longer_phrase_with_another_content_word_is_another_condition():
     lexicon = demo_entities().lexicon
     assert book_indication_within("đau đầu vú", lexicon) == []  # "vú" makes it another condition
+    assert "thoái hóa khớp" in book_indication_within("thoái hóa khớp gối", lexicon)  # where, not another one
     assert "trứng cá" in book_indication_within("trứng cá viêm nặng", lexicon)  # how severe is still acne
 
 

@@ -211,8 +211,12 @@ def uncovered_topic(ev: TurnEvidence) -> str | None:
     of one drug compared ("Glucophage với Panfor loại nào tốt hơn") is a choice of brand: the book has one
     monograph for both.
     """
-    resolution = ev.resolution
-    if not (resolution.mentions or resolution.unknown or resolution.products or has_phrase(ev.text, _MEDICINE_WORDS)):
+    resolution, facts = ev.resolution, ev.facts
+    if not (resolution.mentions or resolution.products or has_phrase(ev.text, _MEDICINE_WORDS)):
+        return None
+    if resolution.unknown or facts.conditions or facts.pregnant or facts.breastfeeding or facts.age is not None:
+        # A medicine not in the book is said as such first; a patient described asks whether it suits them
+        # ("… tiểu đường typ 1, nghe nói Diamicron rẻ hơn tiêm"): the safety screen must speak.
         return None
     for topic, phrases in NOT_COVERED.items():
         if has_phrase(ev.text, phrases):

@@ -440,10 +440,10 @@ def book_indication_within(condition: str, lexicon: ConditionLexicon) -> list[st
     for entry in lexicon.conditions:
         if not entry.from_corpus or "chi_dinh" not in entry.sections:
             continue
-        for form in entry.folded_forms:
+        for form, written in zip(entry.folded_forms, entry.forms, strict=True):
             if 2 <= len(form) < len(typed) and len(form) >= BOOK_PHRASE_MIN_COVERAGE * len(core) \
                     and form[0] == typed[0] and _in_order_with_one_gap(form, typed) \
-                    and not modifies_into_another(form, typed):
+                    and not modifies_into_another(words(written), typed):
                 found.append((len(form), entry.label))
     return [label for _, label in sorted(found, key=lambda f: -f[0])][:3]
 

@@ -365,20 +365,23 @@ def qualified_prefixes(condition: str) -> list[str]:
     return found
 
 
-_SITE_WORDS = frozenset(w for site in LEXICON.phrases("body_sites") for w in folded_words(site))
+_SITES = frozenset(words(site)[-1] for site in LEXICON.phrases("body_sites"))
 
 
 def modifies_into_another(phrase: Sequence[str], typed: Sequence[str]) -> bool:
-    """Whether the user's words after the book's phrase make it another condition: one more word, or only where on
-    the body ("đau đầu vú" is not "đau đầu"). A qualifier keeps it the same ("trứng cá viêm nặng"); a phrase of
-    its own after it is a second condition run on ("nhiễm khuẩn đường tiết niệu tiểu buốt")."""
+    """Whether the user's words after the book's phrase make it another condition: the phrase ends in a part of
+    the body and the user's next word makes another part of it ("đau đầu vú" is not "đau đầu"; "đầu vú" is the
+    nipple). ``phrase`` as written (with diacritics), ``typed`` folded. How severe or how long
+    ("trứng cá viêm nặng"), or a word after a phrase that names no part of the body ("đau bụng kinh hả",
+    "thoái hóa khớp gối"), keeps it the same condition."""
+    book = [fold(w) for w in phrase]
     end = 0
-    for word in phrase:
+    for word in book:
         end = list(typed).index(word, end) + 1
     rest = [w for w in typed[end:] if w not in _INTENSIFIERS]
-    if not rest or only_qualifiers_after(phrase, typed):
+    if not rest or only_qualifiers_after(book, typed):
         return False
-    return len(rest) == 1 or all(w in _SITE_WORDS for w in rest)
+    return phrase[-1].lower() in _SITES and has_diacritics(phrase[-1])
 
 
 def only_qualifiers_after(phrase: Sequence[str], typed: Sequence[str]) -> bool:

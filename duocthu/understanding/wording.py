@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from duocthu.lexicon import LEXICON
-from duocthu.text import content_words, fold, folded_words, typed_with_accents
+from duocthu.text import content_words, fold, folded_words, typed_with_accents, words
 from duocthu.understanding.conditions import ConditionLexicon, ConditionMention
 from duocthu.understanding.drugs import DrugResolver
 from duocthu.understanding.frame import ConditionRef, QueryFrame, TurnWording
@@ -77,7 +77,7 @@ def names_another_condition(asked: str, surface: str) -> bool:
     asked_words, condition_words = folded_words(asked), folded_words(surface)
     n = len(condition_words)
     starts = [i for i in range(len(asked_words) - n + 1) if asked_words[i : i + n] == condition_words]
-    return bool(starts) and len(asked_words) > n and modifies_into_another(condition_words, asked_words[starts[0]:])
+    return bool(starts) and len(asked_words) > n and modifies_into_another(words(surface), asked_words[starts[0]:])
 
 
 def states_a_cause_of(asked: str, condition: str) -> bool:
