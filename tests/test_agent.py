@@ -210,6 +210,14 @@ def test_reverse_lookup_names_a_contraindicated_drug_past_the_shown_cap(demo_run
     assert "Bisoprolol: không thấy chống chỉ định" not in answer and "Bisoprolol" not in flagged.split("Nguồn")[0]
 
 
+def test_reverse_lookup_quotes_the_contraindication_not_the_indication_of_a_forbidden_drug(demo_runtime):
+    reply = demo_runtime.agent.handle("Thuốc nào trị tăng huyết áp cho người bị hen phế quản?", "ci-quote").to_json_dict()
+    flagged = reply["answer"].split("Chống chỉ định với người bệnh này")[1].split("Nguồn")[0]
+    assert "Propranolol: «Hen phế quản" in flagged and "Tăng huyết áp" not in flagged
+    quoted = [c for c in reply["claims"] if c["text"].startswith("Propranolol")]
+    assert quoted and all("__chong_chi_dinh__" in e for c in quoted for e in c["evidence_ids"])
+
+
 def test_an_emergency_reply_still_says_the_contraindication_of_the_drug_named(demo_runtime):
     reply = demo_runtime.agent.handle("Ông tôi sốt rét thể não đang hôn mê, có tiêm dexamethason được không?",
                                       "emergency-ci").to_json_dict()
@@ -273,3 +281,15 @@ def test_prematurity_selects_the_preterm_band_for_the_patient(demo_runtime):
     assert "Trẻ sơ sinh đủ tháng" not in reply["answer"]  # the term-neonate band is not this patient's
     not_found = [line for line in reply["answer"].splitlines() if "không thấy trong Dược thư" in line]
     assert not any("sinh non" in line for line in not_found)  # the book has a preterm dose for captopril
+
+
+def test_a_price_question_is_not_answered_from_a_section(demo_runtime):
+    reply = demo_runtime.agent.handle("Hộp Panadol 500 mg bao nhiêu tiền?", "price").to_json_dict()
+    assert (reply["outcome"], reply["reason"]) == ("abstain", "not_covered_by_book")
+    assert "dược sĩ" in reply["answer"].lower() and not reply["claims"] and not reply["evidence"]
+
+
+def test_a_withdrawal_the_monograph_itself_tells_of_is_answered_from_it(demo_runtime):
+    reply = demo_runtime.agent.handle("Ranitidin có phải đã bị thu hồi không?", "recall").to_json_dict()
+    assert reply["outcome"] in ("answerable", "verify_pdf") and "NDMA" in reply["answer"]
+    assert all("__thong_tin_quy_che__" in e for c in reply["claims"] for e in c["evidence_ids"])

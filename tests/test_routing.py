@@ -57,6 +57,8 @@ ROWS = [
     (14, "tác dụng phụ là gì", frame(section_key="tac_dung_khong_mong_muon"), Action.CLARIFY, "no_drug"),
     (15, "warfarin và aspirin", frame(turn_type=TurnType.INTERACTION, drugs=["warfarin", "acid_acetylsalicylic"],
      section_key="tuong_tac_thuoc"), Action.INTERACTION, None),
+    (26, "paracetamol giá bao nhiêu", frame(turn_type=TurnType.OUT_OF_SCOPE, drugs=["paracetamol"],
+     out_of_scope_kind="not_covered", uncovered_topic="price"), Action.NOT_COVERED, "not_covered_by_book"),
     (16, "chống chỉ định ibuprofen", frame(drugs=["ibuprofen"], section_key="chong_chi_dinh"), Action.SINGLE_DRUG, None),
 ]
 
@@ -74,6 +76,7 @@ def test_table_is_complete_and_ordered():
     spec = [n for n in numbers if n <= 16]
     assert spec == list(range(1, 17))
     assert numbers[:4] == [1, 17, 18, 19] and numbers[-1] == 16
+    assert numbers.index(26) == 4  # what the book does not cover is never answered from a section, nor clarified
     assert numbers.index(22) < numbers.index(2)  # a contraindicated dose never reaches the paediatric gates
     assert numbers.index(3) < numbers.index(26) < numbers.index(4)  # undecided: after the gates ask age and weight
     assert all(r.condition and r.outcome for r in ROUTING_TABLE)

@@ -131,6 +131,51 @@ def test_named_section_longest_first():
     assert named_section("liều cho bà bầu") == "lieu_luong_va_cach_dung"
 
 
+@pytest.mark.parametrize("text, topic", [
+    ("Hộp paracetamol 500 bao nhiêu tiền vậy?", "price"),
+    ("ibuprofen mua o dau", "where_to_buy"),
+    ("Nhà thuốc bảo hết hàng amlodipin, khi nào có hàng lại?", "stock"),
+    ("Nghe nói metformin có lô bị thu hồi phải không?", "recall"),
+    ("Cetirizin mua hãng nào thì tốt?", "brand_choice"),
+    ("Zyrtec hay Cetirizin Stada tốt hơn?", "brand_choice"),  # two names of one drug compared
+    ("Warfarin có được bảo hiểm y tế trả không?", "insurance"),
+    ("Where can I buy Tylenol?", "where_to_buy"),
+])
+def test_not_covered(text, topic):
+    ok, frame = fires("not_covered", text)
+    assert ok and frame.uncovered_topic == topic and frame.turn_type is TurnType.OUT_OF_SCOPE
+
+
+@pytest.mark.parametrize("text", [
+    "Paracetamol có dấu hiệu nào khi quá liều?",  # "hiệu nào" inside "dấu hiệu nào" is no brand
+    "Uống amlodipin buổi sáng có tốt hơn buổi tối không?",  # a comparison, but not of two names of one drug
+    "Mua paracetamol không cần đơn được không?",  # the prescription status is the book's
+    "Ibuprofen với paracetamol cái nào tốt hơn cho đau răng?",  # two drugs, not two brands of one
+    "Giá xăng hôm nay bao nhiêu tiền một lít?",  # no medicine: off topic, not a pharmacist's question
+    "Oseltamivir giá bao nhiêu?",  # a medicine not in the book is said as such first
+    "Tôi bị suy thận, nghe nói Diamicron rẻ hơn, uống thay được không?",  # a patient: whether it suits them
+])
+def test_not_covered_leaves_what_the_book_answers(text):
+    assert not fires("not_covered", text)[0]
+
+
+@pytest.mark.parametrize("text, section", [
+    ("What is the antidote for warfarin?", "qua_lieu_va_xu_tri"),
+    ("What are the side effects of losartan?", "tac_dung_khong_mong_muon"),
+    ("Can metformin be taken during pregnancy?", "thoi_ky_mang_thai"),
+    ("Does omeprazole interact with clopidogrel?", "tuong_tac_thuoc"),
+    ("Is cetirizine ok while breastfeeding?", "thoi_ky_cho_con_bu"),
+    ("What are the contraindications of ibuprofen?", "chong_chi_dinh"),
+])
+def test_english_section_words_name_the_section(text, section):
+    assert named_section(text) == section
+
+
+def test_english_words_are_never_read_as_misspelt_drug_names():
+    resolution = demo_entities().resolver.resolve("Does grapefruit juice interact with medicine for this syndrome?")
+    assert not resolution.ambiguous and not resolution.mentions
+
+
 def test_avoid_with_taken():
     ok, frame = fires("avoid_with_taken", "Đang uống digoxin thì phải tránh những thuốc nào?",
                       turn_type=TurnType.CONDITION_TO_DRUG)

@@ -16,6 +16,10 @@ def resolve(text):
     ("amoxicillin trị gì", "amoxicilin"),                  # English INN
     ("ACID ACETYLSALICYLIC", "acid_acetylsalicylic"),      # multi-word, case
     ("Augmentin cho trẻ", "amoxicilin_acid_clavulanic"),   # a combination that is a monograph
+    ("albuterol inhaler dose", "salbutamol"),              # US name
+    ("acetaminophen overdose", "paracetamol"),              # US name
+    ("Prilosec before breakfast?", "omeprazol"),             # US brand
+    ("thyroxine in the morning", "levothyroxin"),            # UK name
 ])
 def test_exact_names_aliases_and_brands_resolve(text, drug_id):
     result = resolve(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from duocthu.understanding.learned import book_indication_within
-from duocthu.understanding.reverse import condition_answer, split_conditions
+from duocthu.understanding.reverse import condition_answer, qualified_prefixes, split_conditions
 from tests.understanding_helpers import demo_entities
 
 
@@ -148,3 +148,56 @@ def test_a_vague_complaint_called_minor_is_still_vague():
     from duocthu.understanding.reverse import is_ambiguous_condition
 
     assert is_ambiguous_condition(split("Người cứ mệt mỏi, mấy chứng linh tinh, nên uống gì?")[0])
+
+
+def test_a_longer_phrase_with_another_content_word_is_another_condition():
+    lexicon = demo_entities().lexicon
+    assert book_indication_within("đau đầu vú", lexicon) == []  # "vú" makes it another condition
+    assert "thoái hóa khớp" in book_indication_within("thoái hóa khớp gối", lexicon)  # where, not another one
+    assert "trứng cá" in book_indication_within("trứng cá viêm nặng", lexicon)  # how severe is still acne
+
+
+def test_a_headache_inside_a_nipple_pain_is_not_another_condition_of_the_question():
+    from duocthu.understanding.wording import names_another_condition
+
+    assert names_another_condition("đau đầu vú", "đau đầu")
+    assert not names_another_condition("mề đay mạn tính", "mề đay")
+    # a phrase of its own after it is a second condition run on, not another name of the first
+    assert not names_another_condition("viêm họng ho có đờm", "viêm họng")
+
+
+def test_a_lone_generic_word_is_never_the_condition():
+    assert split("Có thuốc gì giúp giảm cân không?")[0] is None
+    assert split("thuốc nào tốt cho sức khỏe")[0] is None
+
+
+def test_a_name_with_its_number_keeps_it():
+    assert split("Thuốc nào trị COVID-19?")[0] == "covid 19"
+    assert split("bé 2 tuổi bị sốt thì uống thuốc gì")[0] == "sốt"  # an age is no part of a name
+
+
+def test_the_name_before_how_bad_it_got_is_looked_up():
+    assert qualified_prefixes("covid 19 nặng phải thở oxy") == ["covid 19 nặng", "covid 19"]
+    assert qualified_prefixes("đau đầu vú") == []
+
+
+def test_prevention_and_its_circumstance():
+    assert split("Có thuốc nào uống ngừa sốt rét trước khi đi rừng không?")[0] == "ngừa sốt rét"
+    assert split("Nổi mề đay mãn tính mấy tháng nay thì uống thuốc gì?")[0] == "nổi mề đay mãn tính"
+    assert split("Bị covid-19 nặng, trong danh mục có thuốc nào dùng được?")[0] == "covid 19 nặng"
+
+
+def test_an_english_question_s_condition_without_its_english_words():
+    from duocthu.understanding.reverse import written_in_english
+
+    assert split("What medicine can I take for acid reflux and heartburn?")[0] == "acid reflux heartburn"
+    assert written_in_english("what can i take for a gout flare")
+    assert not written_in_english("thuoc nao tri run vo can")  # unaccented Vietnamese: "can" may be "căn"
+
+
+def test_english_and_lay_names_of_a_condition_reach_the_book_s_words():
+    from duocthu.understanding.learned import indication_alternatives
+
+    lexicon = demo_entities().lexicon
+    assert "cơn gút cấp" in indication_alternatives("gout flare", lexicon)
+    assert "trào ngược dạ dày thực quản" in indication_alternatives("acid reflux heartburn", lexicon)

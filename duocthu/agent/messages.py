@@ -39,6 +39,8 @@ REASON_TEXT: dict[str, str] = {
     "visual_verification_required": "Bằng chứng có bảng chưa được đối chiếu với bản in: cần kiểm tra trang PDF.",
     "smalltalk": "Lời chào hoặc câu hỏi về trợ lý — không cần tra cứu.",
     "out_of_scope": "Ngoài phạm vi: duocthu chỉ trả lời câu hỏi về thuốc trong Dược thư (bản demo).",
+    "not_covered_by_book": "Dược thư (bản demo) không có thông tin này (giá, nơi bán, hàng hóa, thu hồi, biệt dược, "
+                           "bảo hiểm): dược sĩ có thể giúp.",
     "drug_not_in_formulary": "Thuốc hoặc thành phần được hỏi không có trong Dược thư (bản demo).",
     "no_drug": "Chưa rõ bạn hỏi về thuốc nào.",
     "missing_attribute": "Chưa rõ bạn muốn biết thông tin gì về thuốc.",
@@ -216,6 +218,9 @@ def abstain_message(
             "Xin lỗi, tôi chỉ trả lời câu hỏi về thuốc trong Dược thư (bản demo), ví dụ liều dùng, chống chỉ "
             "định, tác dụng phụ hay tương tác thuốc."
         )
+    if reason == "not_covered_by_book":
+        return not_covered_message(frame.uncovered_topic if frame else None,
+                                   [(drug_names or {}).get(d, d) for d in (frame.drugs if frame else [])])
     if reason == "clarify_loop_exhausted":
         return (
             "Tôi đã hỏi lại nhiều lần mà vẫn chưa đủ thông tin. Hãy viết lại toàn bộ câu hỏi trong một tin "
@@ -235,6 +240,24 @@ def abstain_message(
     if reason in ("parent_hydration_failed", "insufficient_retrieval_score", "no_indication_evidence"):
         text += " Điều này không có nghĩa là không có thông tin hay thuốc là an toàn; hãy hỏi dược sĩ."
     return text + (f" ({detail})" if detail and reason in ("understanding_unavailable", "backend_unavailable") else "")
+
+
+UNCOVERED_TOPICS = {
+    "price": "giá thuốc", "where_to_buy": "nơi bán thuốc", "stock": "tình trạng còn hay hết hàng",
+    "recall": "thông tin thu hồi hay thuốc giả", "brand_choice": "so sánh các hãng, biệt dược của cùng một thuốc",
+    "insurance": "việc bảo hiểm y tế có chi trả hay không",
+}
+
+
+def not_covered_message(topic: str | None, drug_names: Sequence[str]) -> str:
+    """What the book does not cover, said plainly, and who can help — no section stands in for it."""
+    what = UNCOVERED_TOPICS.get(topic or "", "thông tin này")
+    about = f" (câu hỏi về {', '.join(drug_names)})" if drug_names else ""
+    return (
+        f"Dược thư (bản demo) không nêu {what}{about}: sách chỉ nêu thông tin chuyên môn của thuốc (chỉ định, liều "
+        "dùng, chống chỉ định, tác dụng phụ, tương tác…). Dược sĩ tại nhà thuốc, hoặc cơ sở y tế nơi bạn khám, "
+        "có thể giúp bạn việc này."
+    )
 
 
 OTHER_SECTION_TITLES = ("Chỉ định", "Liều lượng và cách dùng", "Chống chỉ định", "Tác dụng không mong muốn (ADR)")

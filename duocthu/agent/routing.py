@@ -27,6 +27,7 @@ class Action(StrEnum):
     SINGLE_DRUG = "single_drug"
     CONTRAINDICATED = "contraindicated"
     OVERDOSE = "overdose"
+    NOT_COVERED = "not_covered"
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,10 @@ ROUTING_TABLE: tuple[Rule, ...] = (
          lambda c: c.frame.turn_type is TurnType.EMERGENCY, _fixed(18, Action.ABSTAIN, "emergency")),
     Rule(19, "an overdose already taken", "115 first, then Quá liều và xử trí (abstain when no drug of the book)",
          lambda c: c.frame.turn_type is TurnType.OVERDOSE_TAKEN, _rule_19),
+    Rule(26, "a question about what a formulary does not cover (price, where to buy, stock, recalls, brand choice, "
+         "insurance)", "abstain / not_covered_by_book (a pharmacist can help), unless the drug's own monograph "
+         "speaks of it (a withdrawal): then the section that does",
+         lambda c: c.frame.uncovered_topic is not None, _fixed(26, Action.NOT_COVERED, "not_covered_by_book")),
     Rule(20, "a dose of a product whose components the book does not all cover",
          "abstain / drug_not_in_formulary naming the uncovered component",
          lambda c: _asks_dose(c.frame) and bool(_uncovered_components(c.frame)),

@@ -51,6 +51,8 @@ RULE_WORDS: dict[int, str] = {
     14: "Không nêu thuốc nào → hỏi lại thuốc nào.",
     15: "Hỏi tương tác của hai thuốc trở lên trong sách → trích mục Tương tác thuốc của từng thuốc.",
     25: "Hỏi tương tác với một thuốc ngoài sách → tìm tên đó trong mục Tương tác thuốc và Chống chỉ định.",
+    26: "Hỏi điều Dược thư không nêu (giá, nơi bán, hết hàng, thu hồi, so sánh biệt dược, bảo hiểm) → nói sách không nêu, "
+        "dược sĩ có thể giúp; trừ khi chuyên luận của thuốc tự nói đến (một lần rút khỏi thị trường).",
     16: "Các trường hợp còn lại (hỏi về một thuốc) → trích mục được hỏi, hoặc tổng quan khi chỉ nêu tên thuốc.",
 }
 

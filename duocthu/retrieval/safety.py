@@ -662,14 +662,18 @@ def assess_patient_candidates(
         findings = screen.for_drug(candidate.drug_id)
         sections: list[str] = []
         kept = []
+        forbidding = screen.contraindicated(candidate.drug_id)
         for finding in findings:
             key = finding.hit.chunk.section_key
+            if finding in forbidding:
+                kept.append(finding)  # what forbids the drug is quoted whatever the cap (it is the answer)
+                continue
             if key not in sections:
                 if len(sections) >= policy.safety_sections_per_candidate:
                     continue
                 sections.append(key)
             kept.append(finding)
-        if screen.contraindicated(candidate.drug_id):
+        if forbidding:
             status = CandidateStatus.CONTRAINDICATED
         elif kept:
             status = CandidateStatus.SAFETY_EVIDENCE_FOUND

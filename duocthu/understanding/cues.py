@@ -195,6 +195,45 @@ def _asks_indication(ev: TurnEvidence, frame: QueryFrame) -> bool:
 THERAPEUTIC_EFFECTS = LEXICON.phrases("therapeutic_effects")
 
 
+# What a formulary does not cover (price, where to buy, stock, recalls, brand choice, insurance), by topic.
+NOT_COVERED: dict[str, tuple[str, ...]] = LEXICON.group("not_covered")
+COMPARISON_WORDS = LEXICON.phrases("comparison_words")
+
+
+# A medicine referred to without its name ("thuốc", "viên", "this medicine"): the price asked is a medicine's.
+_MEDICINE_WORDS = (*LEXICON.phrases("drug_reference_words"), *LEXICON.phrases("english_medicine_words"))
+
+
+def uncovered_topic(ev: TurnEvidence) -> str | None:
+    """The topic a formulary does not cover that the turn asks about, or None.
+
+    Only about a medicine (named, or referred to): the price of gold is no question for a pharmacist. Two names
+    of one drug compared ("Glucophage với Panfor loại nào tốt hơn") is a choice of brand: the book has one
+    monograph for both.
+    """
+    resolution, facts = ev.resolution, ev.facts
+    if not (resolution.mentions or resolution.products or has_phrase(ev.text, _MEDICINE_WORDS)):
+        return None
+    if resolution.unknown or facts.conditions or facts.pregnant or facts.breastfeeding or facts.age is not None:
+        # A medicine not in the book is said as such first; a patient described asks whether it suits them
+        # ("… tiểu đường typ 1, nghe nói Diamicron rẻ hơn tiêm"): the safety screen must speak.
+        return None
+    for topic, phrases in NOT_COVERED.items():
+        if has_phrase(ev.text, phrases):
+            return topic
+    names: dict[str, set[str]] = {}
+    for mention in ev.resolution.every_mention or ev.resolution.mentions:
+        names.setdefault(mention.drug_id, set()).add(fold(mention.surface))
+    if any(len(surfaces) >= 2 for surfaces in names.values()) and has_phrase(ev.text, COMPARISON_WORDS):
+        return "brand_choice"
+    return None
+
+
+def _not_covered(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
+    return _update(frame, "not_covered", turn_type=TurnType.OUT_OF_SCOPE, out_of_scope_kind="not_covered",
+                   uncovered_topic=uncovered_topic(ev), section_key=None, section_candidates=[])
+
+
 def _reverse(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
     turn_type, relation = _reverse_relation(ev.text)
     return _update(frame, "reverse_lookup", turn_type=turn_type, condition_relation=relation, section_key=None)
@@ -411,6 +450,11 @@ CUE_TABLE: tuple[Cue, ...] = (
         and len(words(ev.text)) <= 8 and has_phrase(ev.text, GREETINGS)
         and f.turn_type not in (TurnType.CRISIS, TurnType.EMERGENCY, TurnType.OVERDOSE_TAKEN),
         lambda ev, f: _update(f, "greeting", turn_type=TurnType.SMALLTALK, section_key=None)),
+    Cue("not_covered", "giá bao nhiêu, mua ở đâu, hết hàng, thu hồi, hãng nào tốt hơn, bảo hiểm có trả không",
+        "out_of_scope (not_covered): no later row applies", "a formulary does not cover price, supply, recalls, "
+        "brands or insurance; any section would answer a question not asked (a pharmacist can)",
+        lambda ev, f: f.turn_type not in (TurnType.CRISIS, TurnType.EMERGENCY, TurnType.OVERDOSE_TAKEN)
+        and uncovered_topic(ev) is not None, _not_covered),
     Cue("avoid_with_taken", "đang dùng X thì kiêng / tránh / không được dùng chung thuốc gì",
         "X's interaction section", "the drug taken is the one asked about, not a condition to look up",
         _avoid_with_taken,
@@ -495,6 +539,8 @@ def apply_cues(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
             frame = cue.effect(ev, frame)
             if frame.turn_type in SAFETY_TURN_TYPES and cue.id in ("self_harm", "overdose_taken", "emergency"):
                 break
+            if cue.id == "not_covered":
+                break  # nothing the book says answers it: no later row may make it a drug question
     return frame
 
 

@@ -115,6 +115,7 @@ class ConditionRef(_Model):
     label: str
     is_asked: bool = False  # it is the condition asked about (the indication itself)
     cause_of_asked: bool = False  # the asked condition is this one with a cause the book does not name
+    inside_asked: bool = False  # the asked condition is this one with a word that makes it another ("đau đầu vú")
 
 
 class TurnWording(_Model):
@@ -164,7 +165,8 @@ class QueryFrame(_Model):
     needs_clarify: bool = False
     clarify_reason: str | None = None
     understanding_error: str | None = None
-    out_of_scope_kind: str | None = None  # "attack" | "topic" | "unrelated"
+    out_of_scope_kind: str | None = None  # "attack" | "topic" | "unrelated" | "not_covered"
+    uncovered_topic: str | None = None  # a ``not_covered.<topic>`` of the lexicon: what a formulary does not cover
     patient: PatientFacts = Field(default_factory=PatientFacts)
     intent_confidence: float | None = None  # the intent model's probability of its turn type
     cues: list[str] = Field(default_factory=list)  # cue-table rows that fired

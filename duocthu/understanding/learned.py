@@ -56,7 +56,13 @@ from duocthu.understanding.frame import (
 from duocthu.understanding.intent import IntentModel, IntentPrediction
 from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES, TurnFacts, extract_facts
 from duocthu.understanding.quantities import asked_unit
-from duocthu.understanding.reverse import is_ambiguous_condition, is_symptom, split_conditions
+from duocthu.understanding.reverse import (
+    is_ambiguous_condition,
+    is_symptom,
+    modifies_into_another,
+    qualified_prefixes,
+    split_conditions,
+)
 from duocthu.understanding.scope import has_phrase
 
 SECTION_MARGIN = 0.1
@@ -193,7 +199,7 @@ def reconcile(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> Qu
     book_drug = bool(frame.drugs)
     if turn_type in (TurnType.MEDICAL_QUESTION, TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE,
                      TurnType.CONDITION_TO_DRUG, TurnType.CONDITION_RELATION) and book_drug \
-            and "attack" not in frame.cues and "reverse_lookup" not in frame.cues:
+            and not {"attack", "reverse_lookup", "not_covered"} & set(frame.cues):
         # A book drug named: it is a question about that drug.
         section = named_section(ev.text) or (intent.section if intent and intent.section_margin >= SECTION_MARGIN
                                              else None)
@@ -211,7 +217,7 @@ def reconcile(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> Qu
         turn_type = TurnType.DRUG_ATTRIBUTE
         updates.update(turn_type=turn_type, condition=None, indication=None, condition_relation=None)
     if turn_type is TurnType.OUT_OF_SCOPE and ev.conditions and not book_drug and not frame.unknown_drugs \
-            and "attack" not in frame.cues:
+            and not {"attack", "not_covered"} & set(frame.cues):
         turn_type = TurnType.MEDICAL_QUESTION  # "Vì sao cứ bị nhiệt miệng hoài?": medicine, not off topic
         updates.update(turn_type=turn_type)
     if _drug_question_without_drug(ev, frame, turn_type):
@@ -273,6 +279,7 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
     """The condition in the book's words: each synonym it contains replaced by the other forms,
     then the book's indication phrases that the user's words contain (:func:`book_indication_within`)."""
     alternatives: list[str] = []
+    original = condition  # "gout flare" is a name of its own before "gout" is respelled "gút"
     respelled = _respelled(condition)
     if respelled != condition:
         alternatives.append(respelled)  # "gút mãn tính" → the book's "gút mạn tính"
@@ -283,7 +290,8 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
         condition = siteless
     headless = _without_head(condition, GENERIC_HEADS) or _without_head(condition, PURPOSE_HEADS)
     # "bệnh cao huyết áp": the synonyms of the condition without its head too ("tăng huyết áp").
-    for phrasing in (condition, *([headless] if headless else [])):
+    respelled_from = [original] if respelled != original else []
+    for phrasing in dict.fromkeys((condition, *([headless] if headless else []), *respelled_from)):
         tokens = words(phrasing)
         for mention in lexicon.find(phrasing):
             if mention.condition.from_corpus:
@@ -308,7 +316,8 @@ def indication_alternatives(condition: str, lexicon: ConditionLexicon) -> list[s
     within = [*book_indication_within(condition, lexicon), *(book_indication_within(headless, lexicon) if headless
                                                              else []),  # "mụn trứng cá viêm" → "trứng cá"
               *synonym_with_a_word_inserted(condition, lexicon)]
-    return list(dict.fromkeys([*alternatives[:12], *within, *causes, *bare, *narrower]))
+    prefixes = qualified_prefixes(condition)  # "covid 19 nặng phải thở oxy" → "covid 19 nặng", "covid 19"
+    return list(dict.fromkeys([*alternatives[:12], *within, *causes, *bare, *narrower, *prefixes]))
 
 
 # Where on the body a condition is ("ở bụng", "vùng lưng"): the book names conditions without it.
@@ -444,11 +453,14 @@ def book_indication_within(condition: str, lexicon: ConditionLexicon) -> list[st
     for entry in lexicon.conditions:
         if not entry.from_corpus or "chi_dinh" not in entry.sections:
             continue
-        for form in entry.folded_forms:
+        for form, written in zip(entry.folded_forms, entry.forms, strict=True):
             if 2 <= len(form) < len(typed) and len(form) >= BOOK_PHRASE_MIN_COVERAGE * len(core) \
-                    and form[0] == typed[0] and _in_order_with_one_gap(form, typed):
+                    and form[0] == typed[0] and _in_order_with_one_gap(form, typed) \
+                    and not modifies_into_another(words(written), typed):
                 found.append((len(form), entry.label))
     return [label for _, label in sorted(found, key=lambda f: -f[0])][:3]
+
+
 
 
 def _in_order_with_one_gap(phrase: tuple[str, ...], typed: list[str]) -> bool:
@@ -493,7 +505,8 @@ def _drug_question_without_drug(ev: TurnEvidence, frame: QueryFrame, turn_type: 
     whatever the model read (a short follow-up gives it little to go on)."""
     if turn_type not in _NOT_DRUG_QUESTIONS or frame.drugs or frame.unknown_drugs or frame.patient.current_medications:
         return False
-    if set(frame.cues) & {"attack", "greeting", "about_assistant", "reverse_lookup"} or has_phrase(ev.text, REVERSE_CUES):
+    if set(frame.cues) & {"attack", "greeting", "about_assistant", "reverse_lookup", "not_covered"} \
+            or has_phrase(ev.text, REVERSE_CUES):
         return False
     if turn_type in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE):
         return bool(named_section(ev.text)) or refers_to_a_medicine(ev.text)

@@ -12,7 +12,7 @@ before the question ("bị suy thận nặng mà lên cơn gút cấp thì uốn
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from duocthu.lexicon import LEXICON
 from duocthu.text import (
@@ -47,6 +47,20 @@ CHATTER_TYPED_WITH_DIACRITICS = frozenset(frozenset(LEXICON.phrases("chatter_typ
 # Informal talk around a condition ("mấy hôm nay cứ thấy …", "cho nhanh khỏi", "mọi người ơi"): never
 # part of a condition's name.
 CHATTER = LEXICON.phrases("chatter")
+
+
+# The words around the condition of a question written in English ("what can I take for …").
+ENGLISH_FILLER = LEXICON.phrases("english_filler")
+_ENGLISH = frozenset(fold(w) for w in (*ENGLISH_FILLER, *LEXICON.phrases("english_words")))
+
+
+def written_in_english(text: str) -> bool:
+    """No word carries a diacritic and at least half are common English words: "can" is then "can", not an
+    unaccented "căn" ("run vo can")."""
+    tokens = words(text)
+    if not tokens or any(has_diacritics(t) for t in tokens):
+        return False
+    return sum(fold(t) in _ENGLISH for t in tokens) * 2 >= len(tokens)
 
 
 _CLAUSE_SPLIT_RE = re.compile(r"[,.;?!]|\bthì\b|\bmà\b|\bnhưng\b", re.IGNORECASE)
@@ -145,8 +159,9 @@ def _strip_scaffolding(
                 for i in range(start, start + n):
                     drop[i] = True
 
-    for phrase in sorted(set(REVERSE_FILLER) | (set(CHATTER) if chatter else set()), key=lambda f: len(words(f)),
-                         reverse=True):
+    english = set(ENGLISH_FILLER) if written_in_english(text) else set()
+    for phrase in sorted(set(REVERSE_FILLER) | (set(CHATTER) if chatter else set()) | english,
+                         key=lambda f: len(words(f)), reverse=True):
         mark(phrase)
     for i, word in enumerate(raw):
         if word.lower() in FILLER_TYPED_WITH_DIACRITICS or (chatter and word.lower() in CHATTER_TYPED_WITH_DIACRITICS):
@@ -167,19 +182,30 @@ def _strip_scaffolding(
         if 0 < i < len(raw) - 1 and not drop[i - 1] and not drop[i + 1] and not raw[i + 1].isdigit():
             drop[i] = False
     kept: list[str] = []
+    named = {(fold(m.group(1)), m.group(2)) for m in _HYPHENATED_NUMBER_RE.finditer(text)}
     for word, dropped in zip(raw, drop, strict=True):
-        # A number is scaffolding ("2 tuổi", "3 ngày") unless it qualifies the condition ("typ 2", "độ 3").
-        if not dropped and (not word.isdigit() or (kept and fold(kept[-1]) in _NUMBERED_QUALIFIERS)):
+        # A number is scaffolding ("2 tuổi", "3 ngày") unless it qualifies the condition ("typ 2", "độ 3") or is
+        # part of its name ("COVID-19").
+        if not dropped and (not word.isdigit() or (kept and (fold(kept[-1]) in _NUMBERED_QUALIFIERS
+                                                             or (fold(kept[-1]), word) in named))):
             kept.append(word)
     return " ".join(kept).strip() or None
+
+
+# A name written with its number ("COVID-19", "H5N1-1"): the number is part of the name.
+_HYPHENATED_NUMBER_RE = re.compile(r"([^\W\d_]+)-(\d+)\b")
 
 
 _NUMBERED_QUALIFIERS = frozenset(frozenset(LEXICON.phrases("numbered_qualifiers")))
 
 
-_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thì|mà|nhưng|kèm theo|kèm|đồng thời|bị|lên cơn)\b", re.IGNORECASE)
+_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thì|mà|nhưng|kèm theo|kèm|đồng thời|bị|lên cơn|trước khi|sau khi)\b",
+                             re.IGNORECASE)
 # The same words typed without any diacritic (the whole question unaccented): "thi", "bi" break too.
-_UNACCENTED_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thi|nhung|kem theo|kem|dong thoi|bi|len con)\b", re.IGNORECASE)
+_UNACCENTED_PIECE_BREAK_RE = re.compile(r"[,.;?!]|\b(?:thi|nhung|kem theo|kem|dong thoi|bi|len con|truoc khi|sau khi)\b",
+                                        re.IGNORECASE)
+# A piece after these says when ("trước khi đi rừng", "sau khi ăn"), not which condition.
+_WHEN_JOINERS = frozenset({"truoc khi", "sau khi"})
 _PATIENT_OPENERS = LEXICON.phrases("patient_openers")
 _PATIENT_CLOSERS = LEXICON.phrases("patient_closers")  # "tôi có tiền sử | lên cơn hen …", "tôi từng | bị loét"
 _COMORBIDITY_JOINERS = LEXICON.phrases("comorbidity_joiners")
@@ -210,6 +236,8 @@ def split_conditions(
             carried = f"{carried} {joiner}".strip()
             continue
         joined, carried = f"{carried} {joiner}".strip(), ""
+        if joiner in _WHEN_JOINERS:
+            continue
         # "Tăng huyết áp mà bị gút", "động kinh mà có blốc nhĩ thất": what the patient also has — unless it is
         # a symptom that came on ("đau dạ dày mà bị đau răng"), which is what needs a drug.
         also_has = (joined in _ALSO_HAS or (joined == "ma" and _opens_with(piece, ("có",)))) \
@@ -271,7 +299,9 @@ def _strip_use_verb(condition: str | None) -> str | None:
         # a word typed without diacritics matches the verb's folded form ("diet" is "diệt")
         if len(tokens) >= len(head) + 1 and all(
                 t == h or (not has_diacritics(t) and fold(t) == fold(h)) for t, h in zip(tokens, head, strict=False)):
-            return " ".join(tokens[len(head):])  # "giảm phù" → "phù" (what a class does was excluded above)
+            rest = " ".join(tokens[len(head):])  # "giảm phù" → "phù" (what a class does was excluded above)
+            # "giảm cân": what is left is no condition ("cân"), so the use is the whole of what is asked
+            return condition if fold(rest) in _NOT_A_CONDITION else rest
     return condition
 
 
@@ -306,3 +336,67 @@ def condition_answer(text: str) -> str | None:
     """The condition in a reply to "which condition?" ("đau đầu ạ", "bị tăng huyết áp")."""
     condition = _strip_scaffolding(text, lambda _: [], chatter=True)
     return None if condition is None or fold(condition) in _NOT_A_CONDITION else condition
+
+
+# How much, said of a condition ("rất", "lắm", "quá"): never a word of another condition.
+_INTENSIFIERS = frozenset(frozenset(LEXICON.phrases("severity_words")))
+_QUALIFIERS_LONGEST_FIRST = sorted((tuple(folded_words(q)) for q in LEXICON.phrases("condition_qualifiers")),
+                                   key=len, reverse=True)
+
+
+_CONSEQUENCES = tuple(tuple(folded_words(c)) for c in LEXICON.phrases("condition_consequences"))
+
+
+def qualified_prefixes(condition: str) -> list[str]:
+    """"covid 19 nặng phải thở oxy" → "covid 19 nặng", "covid 19": the condition's name before words that only
+    say how bad it is (a qualifier, then what it led to). A name of one generic word ("đau") is none; a body part
+    or any other word after the name ("đau đầu vú") makes another condition, so nothing is offered."""
+    raw, typed = words(condition), folded_words(condition)
+    found: list[str] = []
+    for cut in range(len(typed) - 1, 0, -1):
+        rest = typed[cut:]
+        consequence = next((i for i in range(len(rest)) if any(tuple(rest[i : i + len(c)]) == c for c in _CONSEQUENCES)),
+                           len(rest))
+        name = " ".join(raw[:cut])
+        if only_qualifiers_after(typed[:cut], [*typed[:cut], *rest[:consequence]]) \
+                and fold(name) not in _NOT_A_CONDITION and not is_ambiguous_condition(name) \
+                and (cut >= 2 or not has_diacritics(raw[0])):
+            found.append(name)
+    return found
+
+
+_SITES = frozenset(words(site)[-1] for site in LEXICON.phrases("body_sites"))
+
+
+def modifies_into_another(phrase: Sequence[str], typed: Sequence[str]) -> bool:
+    """Whether the user's words after the book's phrase make it another condition: the phrase ends in a part of
+    the body and the user's next word makes another part of it ("đau đầu vú" is not "đau đầu"; "đầu vú" is the
+    nipple). ``phrase`` as written (with diacritics), ``typed`` folded. How severe or how long
+    ("trứng cá viêm nặng"), or a word after a phrase that names no part of the body ("đau bụng kinh hả",
+    "thoái hóa khớp gối"), keeps it the same condition."""
+    book = [fold(w) for w in phrase]
+    end = 0
+    for word in book:
+        end = list(typed).index(word, end) + 1
+    rest = [w for w in typed[end:] if w not in _INTENSIFIERS]
+    if not rest or only_qualifiers_after(book, typed):
+        return False
+    return phrase[-1].lower() in _SITES and has_diacritics(phrase[-1])
+
+
+def only_qualifiers_after(phrase: Sequence[str], typed: Sequence[str]) -> bool:
+    """Whether what the user wrote after the book's phrase only qualifies it ("trứng cá viêm nặng" after
+    "trứng cá"): any other word after it ("đau đầu vú" after "đau đầu") names another condition."""
+    end = 0
+    for word in phrase:
+        end = list(typed).index(word, end) + 1
+    rest = tuple(typed[end:])
+    while rest:
+        if rest[0] in _INTENSIFIERS:  # "rất", "lắm", "quá" …
+            rest = rest[1:]
+            continue
+        match = next((q for q in _QUALIFIERS_LONGEST_FIRST if rest[: len(q)] == q), None)
+        if match is None:
+            return False
+        rest = rest[len(match):]
+    return True

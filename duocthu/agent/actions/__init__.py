@@ -9,6 +9,7 @@ from duocthu.agent.actions.condition_to_drug import condition_to_drug
 from duocthu.agent.actions.contraindicated import contraindicated
 from duocthu.agent.actions.interaction import interaction
 from duocthu.agent.actions.interaction_with_unknown import interaction_with_unknown
+from duocthu.agent.actions.not_covered import not_covered
 from duocthu.agent.actions.single_drug import overdose, single_drug
 from duocthu.agent.actions.smalltalk import smalltalk
 from duocthu.agent.routing import Action
@@ -23,4 +24,5 @@ HANDLERS: dict[Action, Handler] = {
     Action.INTERACTION_WITH_UNKNOWN: interaction_with_unknown,
     Action.CONDITION_TO_DRUG: condition_to_drug,
     Action.CONTRAINDICATED: contraindicated,
+    Action.NOT_COVERED: not_covered,
 }

@@ -33,7 +33,7 @@ from duocthu.retrieval.decision import decide
 from duocthu.retrieval.policy import EvidencePolicy
 from duocthu.retrieval.safety import CandidateStatus, SafetyScreen, assess_patient_candidates
 from duocthu.retrieval.service import IndicationResult
-from duocthu.types import Block, Closing, Prose
+from duocthu.types import Block, Closing, Prose, Quote, QuoteList
 from duocthu.understanding.frame import ConditionRef, QueryFrame
 from duocthu.understanding.profile import PatientProfile, patient_profile
 
@@ -139,6 +139,9 @@ def indicated_instead(
     for mention in merged or frame.wording.text_conditions:
         if mention.is_asked:
             continue
+        if not merged and mention.inside_asked:
+            # "đau đầu vú": the asked condition holds this one's words but is another condition.
+            continue
         if not merged and mention.cause_of_asked:
             # "viêm gan do nhìn màn hình": the asked condition is this one with a cause the book does not
             # name; it is not another condition of the question, and the drugs for this one are not the answer.
@@ -152,6 +155,16 @@ def indicated_instead(
             return frame.model_copy(update={"indication": mention.surface, "condition": mention.surface,
                                             "patient": patient}), result, states
     return None
+
+
+def _contraindication_quotes(ctx: Services, screen: SafetyScreen, contraindicated: Sequence[str]) -> list[Block]:
+    """Under "chống chỉ định với người bệnh này", each drug's own Chống chỉ định sentence that applies: the
+    list's claims are its indication sentences, which say why the drug was found, not why it is forbidden."""
+    quotes: list[Quote] = []
+    for drug_id in contraindicated:
+        sentences = dict.fromkeys((f.quote, f.doc_id) for f in screen.contraindicated(drug_id))
+        quotes += [Quote(f"{ctx.name(drug_id)}: «{text}»", (doc_id,), None, drug_id) for text, doc_id in sentences]
+    return [QuoteList(None, tuple(quotes))] if quotes else []
 
 
 def _listed(ctx: Services, found: Found, guarded: GuardedAnswer, screen: SafetyScreen, said: Sequence[str],
@@ -177,12 +190,12 @@ def _listed(ctx: Services, found: Found, guarded: GuardedAnswer, screen: SafetyS
                 body.append(Prose(msg.contraindication_may_concern(ctx.name(drug_id)), indented=True))
             elif not screen.contraindicated(drug_id):
                 body.append(Prose(msg.no_contraindication_found(ctx.name(drug_id), screen.facts), indented=True))
-        if any(d in contraindicated for d in claims_by_drug):
-            flagged += quote_lists([c for d in claims_by_drug if d in contraindicated for c in claims_by_drug[d]],
-                                   hits_by_id)
+        flagged += _contraindication_quotes(ctx, screen, contraindicated)
+        if flagged:
             body += [Prose(msg.CONTRAINDICATED_FOR_THIS_PATIENT), *flagged]
         safety = safety_block(screen, ctx.display, [d for d in claims_by_drug if d], only_found=True)
     # The list's quotes were numbered before the safety block: their numbers come first.
+    hits_by_id.update({f.doc_id: f.hit for f in screen.findings})
     evidence = cited_evidence(quoted_hits(allowed, hits_by_id), quoted_hits(flagged, hits_by_id),
                               safety_hits(safety, screen), found.hits)
     return Answer(
