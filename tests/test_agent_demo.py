@@ -231,7 +231,7 @@ def test_a_purpose_the_book_forbids_applies(ask):
 
 def test_a_condition_without_its_number_asks_for_it_before_any_dose(ask):
     reply = ask("Mẹ tôi bị suy thận, ibuprofen uống liều bao nhiêu?")
-    assert (reply.outcome, reply.reason, reply.rule) == ("clarify", "contraindication_undetermined", 26)
+    assert (reply.outcome, reply.reason, reply.rule) == ("clarify", "contraindication_undetermined", 27)
     assert "độ thanh thải creatinin" in reply.answer.lower()
     assert any(status == "undetermined" for status, _ in _statuses(reply, "ibuprofen"))
 

@@ -71,14 +71,14 @@ def test_each_row(rule, turn, query_frame, action, reason):
 
 def test_table_is_complete_and_ordered():
     numbers = [r.number for r in ROUTING_TABLE]
-    assert sorted(numbers) == list(range(1, 27)) and len(set(numbers)) == len(numbers)
+    assert sorted(numbers) == list(range(1, 28)) and len(set(numbers)) == len(numbers)
     # The spec's rows keep the spec's relative order; the safety rows act right after the scope guard.
     spec = [n for n in numbers if n <= 16]
     assert spec == list(range(1, 17))
     assert numbers[:4] == [1, 17, 18, 19] and numbers[-1] == 16
     assert numbers.index(26) == 4  # what the book does not cover is never answered from a section, nor clarified
     assert numbers.index(22) < numbers.index(2)  # a contraindicated dose never reaches the paediatric gates
-    assert numbers.index(3) < numbers.index(26) < numbers.index(4)  # undecided: after the gates ask age and weight
+    assert numbers.index(3) < numbers.index(27) < numbers.index(4)  # undecided: after the gates ask age and weight
     assert all(r.condition and r.outcome for r in ROUTING_TABLE)
 
 
@@ -178,7 +178,7 @@ def test_an_undecided_contraindication_asks_before_any_dose():
     query_frame = frame(**{**DOSING, "drugs": ["tramadol"]}, population=Population.ADULT)
     screen = _screen_with_contraindication("tramadol", undetermined=True)
     decision = route(worded(query_frame, "suy thận thì uống tramadol liều bao nhiêu"), screen)
-    assert (decision.rule, decision.action, decision.reason) == (26, Action.CLARIFY, "contraindication_undetermined")
+    assert (decision.rule, decision.action, decision.reason) == (27, Action.CLARIFY, "contraindication_undetermined")
     assert screen.findings[0].status == "undetermined"
 
 

@@ -2,7 +2,7 @@
 
 Each row is data — its number, the condition in words, the outcome in words, and two small
 functions (when it applies, what it decides). The agent executes the outcome. Rows 1–16 are the
-spec's, in the spec's order; rows 17–26 are this project's, placed where they must act (the
+spec's, in the spec's order; rows 17–27 are this project's, placed where they must act (the
 crisis and emergency rows right after the scope guard, the contraindicated-dose row before the
 paediatric gates, …). Numbers identify rows; the tuple's order is the order of evaluation.
 """
@@ -146,13 +146,13 @@ ROUTING_TABLE: tuple[Rule, ...] = (
          lambda c: _is_dosing(c.frame) and c.frame.population is Population.PEDIATRIC
          and (c.frame.age_text is None or c.frame.weight_kg is None),
          _fixed(3, Action.CLARIFY, "missing_pediatric_age_or_weight")),
-    Rule(26, "a dose, or whether the drug can be used, asked for a patient whose stated facts touch a Chống chỉ "
+    Rule(27, "a dose, or whether the drug can be used, asked for a patient whose stated facts touch a Chống chỉ "
          "định of the drug without deciding it (a condition with no number, an allergy with no name, a newborn with "
          "no word on prematurity)",
          "clarify / contraindication_undetermined (the contraindication quoted, no dose; the one question that "
          "decides it)",
          lambda c: _asks_whether_usable(c) and any(c.screen.undetermined_for(d) for d in c.frame.drugs),
-         _fixed(26, Action.CLARIFY, "contraindication_undetermined")),
+         _fixed(27, Action.CLARIFY, "contraindication_undetermined")),
     Rule(4, "needs_clarify + reason, and not dosing_calc/condition_to_drug/overview",
          "clarify / needs_more_info, or abstain / <system_error> if understanding failed",
          lambda c: c.frame.needs_clarify and bool(c.frame.clarify_reason)

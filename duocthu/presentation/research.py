@@ -53,6 +53,9 @@ RULE_WORDS: dict[int, str] = {
     25: "Hỏi tương tác với một thuốc ngoài sách → tìm tên đó trong mục Tương tác thuốc và Chống chỉ định.",
     26: "Hỏi điều Dược thư không nêu (giá, nơi bán, hết hàng, thu hồi, so sánh biệt dược, bảo hiểm) → nói sách không nêu, "
         "dược sĩ có thể giúp; trừ khi chuyên luận của thuốc tự nói đến (một lần rút khỏi thị trường).",
+    27: "Hỏi liều hoặc có dùng được không, khi điều người bệnh nói chạm đến một chống chỉ định mà chưa đủ để quyết định "
+        "(suy thận chưa có độ thanh thải, dị ứng chưa rõ thuốc, trẻ sơ sinh chưa rõ đủ tháng) → trích chống chỉ định, "
+        "không nêu liều, hỏi đúng một câu quyết định.",
     16: "Các trường hợp còn lại (hỏi về một thuốc) → trích mục được hỏi, hoặc tổng quan khi chỉ nêu tên thuốc.",
 }
 
