@@ -301,24 +301,18 @@ def _without_nursing_words(text: str) -> str:
     return out
 
 
-def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) -> TurnFacts:
-    """The facts one turn states about the patient."""
-    age = parse_age(text)
-    own_infant = _nurses_own_infant(text)
-    nursing = has_phrase(text, BREASTFEEDING_WORDS) or (own_infant and "bu" in folded_words(text))
-    if age is not None and (own_infant or (nursing and _NURSING_AGE_RE.search(folded_with_digits(text)))):
-        age = None  # "cho con bú 5 tháng", "con em mới sinh 10 ngày, em cho bú": the baby's age, not the patient's
+def _stated_population(text: str, age: Age | None, nursing: bool, own_infant: bool, weight: float | None,
+                       renal_clearance: float | None) -> Population | None:
+    """Who the patient is (adult, child, elderly), from the words, the age, a weight or an adult's adjustment."""
     not_a_child = nursing or has_phrase(text, SINCE_CHILDHOOD)
     population = population_of(_without_nursing_words(text) if not_a_child else text, age.years if age else None)
     if own_infant:
         population = Population.ADULT  # the parent takes the medicine; the infant is who it may reach
-    weight = parse_weight(text)
     if population is Population.ADULT and age is None and weight is not None and not has_phrase(text, STRONG_ADULT_WORDS):
         # "Mình nặng 38 kg": a weight alone does not say adult or child, and "tôi/mình" may be a parent.
         population = None
     if population is None and age is None and weight is not None and weight < CHILD_ONLY_WEIGHT_KG:
         population = Population.PEDIATRIC  # "con nặng 18 ký": no adult weighs that; the age is still asked
-    renal_clearance = parse_renal_clearance(text)
     if population is None and (renal_clearance is not None or has_phrase(text, DIALYSIS_WORDS)):
         # A creatinine clearance in ml/phút, or dialysis, is how adult doses are adjusted (the book's renal
         # tables and its lines for patients on dialysis).
@@ -327,17 +321,13 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
         # "Người suy gan dùng sertralin thì giảm còn bao nhiêu mg?": how the adult dose is adjusted, as the book's
         # lines for liver and kidney failure say it — a child would have been named.
         population = Population.ADULT
-    states_population = age is not None or has_phrase(text, (*STRONG_ADULT_WORDS, *PEDIATRIC_WORDS, *ELDERLY_WORDS))
-    route = next((name for name, cues in ROUTE_WORDS.items() if has_phrase(text, cues)), None)
-    pregnant: bool | None = None
-    trimester = parse_trimester(text)
-    if has_phrase(text, NOT_PREGNANT_WORDS):
-        pregnant, trimester = False, None
-    elif has_phrase(text, PREGNANCY_WORDS) or trimester is not None:
-        pregnant = True
-    breastfeeding = True if nursing else None
-    if population is None and (pregnant or breastfeeding):
-        population = Population.ADULT  # a pregnant or nursing woman, unless an age says otherwise
+    return population
+
+
+def _medicines_of(text: str, resolution: Resolution) -> tuple[
+        tuple[str, ...], tuple[str, ...], tuple[str, ...], bool, tuple[str, ...], tuple[str, ...]]:
+    """The medicines the turn says the patient takes, takes and asks about, takes outside the book, and whether
+    "thuốc đó" is what is taken; what the patient is allergic to, and the drugs named only as past history."""
     taken, pronoun = _taken_positions(text)
     taken |= _listed_after_taken(taken, resolution, text)
     names_at = frozenset([m.start for m in resolution.mentions] + [u.start for u in resolution.unknown])
@@ -372,6 +362,31 @@ def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) 
                                           if m.drug_id in current and m.start not in taken))
     others = tuple(dict.fromkeys(u.name for u in resolution.unknown if u.start in taken and u.name not in allergies))
     others += tuple(n for p in resolution.products if p.start in taken for n in p.uncovered if n not in others)
+    return current, taken_and_asked, others, pronoun, allergies, history
+
+
+def extract_facts(text: str, resolution: Resolution, lexicon: ConditionLexicon) -> TurnFacts:
+    """The facts one turn states about the patient."""
+    age = parse_age(text)
+    own_infant = _nurses_own_infant(text)
+    nursing = has_phrase(text, BREASTFEEDING_WORDS) or (own_infant and "bu" in folded_words(text))
+    if age is not None and (own_infant or (nursing and _NURSING_AGE_RE.search(folded_with_digits(text)))):
+        age = None  # "cho con bú 5 tháng", "con em mới sinh 10 ngày, em cho bú": the baby's age, not the patient's
+    weight = parse_weight(text)
+    renal_clearance = parse_renal_clearance(text)
+    population = _stated_population(text, age, nursing, own_infant, weight, renal_clearance)
+    states_population = age is not None or has_phrase(text, (*STRONG_ADULT_WORDS, *PEDIATRIC_WORDS, *ELDERLY_WORDS))
+    route = next((name for name, cues in ROUTE_WORDS.items() if has_phrase(text, cues)), None)
+    pregnant: bool | None = None
+    trimester = parse_trimester(text)
+    if has_phrase(text, NOT_PREGNANT_WORDS):
+        pregnant, trimester = False, None
+    elif has_phrase(text, PREGNANCY_WORDS) or trimester is not None:
+        pregnant = True
+    breastfeeding = True if nursing else None
+    if population is None and (pregnant or breastfeeding):
+        population = Population.ADULT  # a pregnant or nursing woman, unless an age says otherwise
+    current, taken_and_asked, others, pronoun, allergies, history = _medicines_of(text, resolution)
     conditions = tuple(m.condition.label for m in lexicon.find(text)
                        if m.condition.patient_condition and not _caused_not_had(text, m.start))
     conditions += tuple(m.condition.label for phrase in _organ_failures_told_organ_first(text)
