@@ -96,6 +96,7 @@ class Cue:
     why: str
     applies: Test
     effect: Effect
+    ends_the_table: bool = False  # a safety row: once it fires, no later row may turn the turn back
 
 
 def _update(frame: QueryFrame, cue_id: str, **changes: object) -> QueryFrame:
@@ -382,17 +383,18 @@ CUE_TABLE: tuple[Cue, ...] = (
         "crisis; the conversation is marked at risk", "never give quantities to someone at risk of self-harm",
         lambda ev, f: is_self_harm(ev.text),
         lambda ev, f: _update(f, "self_harm", turn_type=TurnType.CRISIS,
-                              patient=f.patient.model_copy(update={"crisis": True}))),
+                              patient=f.patient.model_copy(update={"crisis": True})), ends_the_table=True),
     Cue("overdose_taken", "lỡ uống 20 viên, uống nhầm cả vỉ, đã uống quá liều …",
         "overdose_taken, section Quá liều và xử trí", "115 first, then what the book says to do",
         lambda ev, f: f.turn_type is not TurnType.CRISIS and is_overdose_taken(ev.text),
-        lambda ev, f: _update(f, "overdose_taken", turn_type=TurnType.OVERDOSE_TAKEN, section_key="qua_lieu_va_xu_tri")),
+        lambda ev, f: _update(f, "overdose_taken", turn_type=TurnType.OVERDOSE_TAKEN, section_key="qua_lieu_va_xu_tri"),
+        ends_the_table=True),
     Cue("emergency", "đau ngực lan tay, khó thở, co giật, sưng môi họng, nôn ra máu, lơ mơ … happening now",
         "emergency", "emergency signs need urgent care, not a drug",
         lambda ev, f: f.turn_type not in (TurnType.CRISIS, TurnType.OVERDOSE_TAKEN) and (
             is_emergency(ev.text, ev.mentions_emergency_sign)
             or (ev.intent is not None and ev.intent.p("emergency") >= 0.6 and ev.mentions_emergency_sign)),
-        lambda ev, f: _update(f, "emergency", turn_type=TurnType.EMERGENCY, section_key=None)),
+        lambda ev, f: _update(f, "emergency", turn_type=TurnType.EMERGENCY, section_key=None), ends_the_table=True),
     Cue("overdose_question", "quá liều, uống quá nhiều, ngộ độc, uống nhầm",
         "section Quá liều và xử trí (never the dosing section)", '"quá liều" contains "liều"',
         lambda ev, f: bool(f.drugs) and f.turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DOSING_CALC,
@@ -493,7 +495,7 @@ def apply_cues(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
     for cue in CUE_TABLE:
         if cue.applies(ev, frame):
             frame = cue.effect(ev, frame)
-            if frame.turn_type in SAFETY_TURN_TYPES and cue.id in ("self_harm", "overdose_taken", "emergency"):
+            if cue.ends_the_table and frame.turn_type in SAFETY_TURN_TYPES:
                 break
     return frame
 
