@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from duocthu.lexicon import LEXICON
 from duocthu.sections import SECTION_TITLES
@@ -60,8 +61,10 @@ _NAMES_LONGEST_FIRST = sorted(
 HANDLING_WORDS = LEXICON.phrases("handling_words")
 
 
+@lru_cache(maxsize=1024)
 def named_section(text: str) -> str | None:
-    """The section the turn names by one of its names, longest name first, or None."""
+    """The section the turn names by one of its names, longest name first, or None (remembered per text:
+    the cue rows and the frame rules ask it of the same turn many times)."""
     if "dạng" in text.lower() and has_phrase(text, _FORM_VERB_NAMES) and not _asks_other_section(
             text, "dang_thuoc_va_ham_luong"):
         return "dang_thuoc_va_ham_luong"

@@ -8,9 +8,10 @@ One turn:
    probabilities; below :data:`SECTION_MARGIN` the section is not guessed — the candidates are kept
    so the agent can ask;
 3. **cues** (``cues.py``): the ordered table of high-precision overrides;
-4. **reconcile**: the frame agrees with the entities (a book drug named is a drug question; an
-   interaction needs two drugs …);
-5. **carry-over** (``carryover.py``): what the turn inherits from the conversation.
+4. **reconcile** (``frame_rules.py``): first-match tables over typed facts make the frame agree with
+   the entities (a book drug named is a drug question; an interaction needs two drugs …);
+5. **carry-over** (``carryover.py``): what the turn inherits from the conversation;
+6. **settle** (``frame_rules.py``): the last first-match table (a dose reads the dosing section …).
 
 The LLM understander (``llm.py``) runs the same steps with the model's JSON in place of step 2.
 """
