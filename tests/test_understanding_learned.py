@@ -239,7 +239,7 @@ def test_a_synonym_said_with_one_more_word_inside_it():
 
 
 def test_unaccented_words_that_may_not_be_about_a_medicine():
-    from duocthu.understanding.learned import refers_to_a_medicine
+    from duocthu.understanding.frame_rules import refers_to_a_medicine
 
     assert not refers_to_a_medicine("nho rang xong bao lau thi an duoc")  # "nhổ răng", not "nhỏ"
     assert refers_to_a_medicine("nhỏ mắt mấy giọt") and refers_to_a_medicine("uong lieu nao")

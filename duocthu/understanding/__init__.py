@@ -3,7 +3,7 @@
 One module per concern: ``drugs`` (honest drug resolution), ``quantities`` (ages, weights,
 pregnancy, kidney function), ``conditions`` (the corpus condition lexicon), ``patient`` (facts of
 a turn), ``signals`` (crisis, overdose, emergency), ``intent`` (the trained model), ``cues`` (the
-override table), ``carryover`` (the inheritance table), and the understanders: ``learned`` (the
+override table), ``frame_rules`` (first-match tables over typed facts: reconcile, settle), ``carryover`` (the inheritance table), and the understanders: ``learned`` (the
 offline default) and ``llm``; the first version's phrase rules are a comparison baseline in
 ``duocthu.evaluation.baselines`` (notebook 07), never used at run time.
 Pick one by name with :func:`get_understander`.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from duocthu.lexicon import LEXICON
 from duocthu.sections import SECTION_TITLES
@@ -60,8 +61,10 @@ _NAMES_LONGEST_FIRST = sorted(
 HANDLING_WORDS = LEXICON.phrases("handling_words")
 
 
+@lru_cache(maxsize=1024)
 def named_section(text: str) -> str | None:
-    """The section the turn names by one of its names, longest name first, or None."""
+    """The section the turn names by one of its names, longest name first, or None (remembered per text:
+    the cue rows and the frame rules ask it of the same turn many times)."""
     if "dạng" in text.lower() and has_phrase(text, _FORM_VERB_NAMES) and not _asks_other_section(
             text, "dang_thuoc_va_ham_luong"):
         return "dang_thuoc_va_ham_luong"
@@ -96,6 +99,7 @@ class Cue:
     why: str
     applies: Test
     effect: Effect
+    ends_the_table: bool = False  # a safety row: once it fires, no later row may turn the turn back
 
 
 def _update(frame: QueryFrame, cue_id: str, **changes: object) -> QueryFrame:
@@ -421,17 +425,18 @@ CUE_TABLE: tuple[Cue, ...] = (
         "crisis; the conversation is marked at risk", "never give quantities to someone at risk of self-harm",
         lambda ev, f: is_self_harm(ev.text),
         lambda ev, f: _update(f, "self_harm", turn_type=TurnType.CRISIS,
-                              patient=f.patient.model_copy(update={"crisis": True}))),
+                              patient=f.patient.model_copy(update={"crisis": True})), ends_the_table=True),
     Cue("overdose_taken", "lỡ uống 20 viên, uống nhầm cả vỉ, đã uống quá liều …",
         "overdose_taken, section Quá liều và xử trí", "115 first, then what the book says to do",
         lambda ev, f: f.turn_type is not TurnType.CRISIS and is_overdose_taken(ev.text),
-        lambda ev, f: _update(f, "overdose_taken", turn_type=TurnType.OVERDOSE_TAKEN, section_key="qua_lieu_va_xu_tri")),
+        lambda ev, f: _update(f, "overdose_taken", turn_type=TurnType.OVERDOSE_TAKEN, section_key="qua_lieu_va_xu_tri"),
+        ends_the_table=True),
     Cue("emergency", "đau ngực lan tay, khó thở, co giật, sưng môi họng, nôn ra máu, lơ mơ … happening now",
         "emergency", "emergency signs need urgent care, not a drug",
         lambda ev, f: f.turn_type not in (TurnType.CRISIS, TurnType.OVERDOSE_TAKEN) and (
             is_emergency(ev.text, ev.mentions_emergency_sign)
             or (ev.intent is not None and ev.intent.p("emergency") >= 0.6 and ev.mentions_emergency_sign)),
-        lambda ev, f: _update(f, "emergency", turn_type=TurnType.EMERGENCY, section_key=None)),
+        lambda ev, f: _update(f, "emergency", turn_type=TurnType.EMERGENCY, section_key=None), ends_the_table=True),
     Cue("overdose_question", "quá liều, uống quá nhiều, ngộ độc, uống nhầm",
         "section Quá liều và xử trí (never the dosing section)", '"quá liều" contains "liều"',
         lambda ev, f: bool(f.drugs) and f.turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DOSING_CALC,
@@ -537,7 +542,7 @@ def apply_cues(ev: TurnEvidence, frame: QueryFrame) -> QueryFrame:
     for cue in CUE_TABLE:
         if cue.applies(ev, frame):
             frame = cue.effect(ev, frame)
-            if frame.turn_type in SAFETY_TURN_TYPES and cue.id in ("self_harm", "overdose_taken", "emergency"):
+            if cue.ends_the_table and frame.turn_type in SAFETY_TURN_TYPES:
                 break
             if cue.id == "not_covered":
                 break  # nothing the book says answers it: no later row may make it a drug question

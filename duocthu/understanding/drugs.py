@@ -180,6 +180,21 @@ def load_products(path: Path = PRODUCTS_PATH) -> list[ProductEntry]:
 
 
 @dataclass
+class _Found:
+    """What one resolution has found so far, word by word (``taken``: a word already read as a name)."""
+
+    raw: list[str]
+    tokens: list[str]
+    accented: Sequence[bool]
+    taken: list[bool]
+    mentions: list[DrugMention] = field(default_factory=list)
+    unknown: list[UnknownName] = field(default_factory=list)
+    products: list[ProductMatch] = field(default_factory=list)
+    ambiguous: list[AmbiguousMention] = field(default_factory=list)
+    leftovers: list[tuple[int, str]] = field(default_factory=list)
+
+
+@dataclass
 class _Label:
     tokens: tuple[str, ...]  # folded
     target: str  # drug_id, product name or other-drug name
@@ -295,13 +310,30 @@ class DrugResolver:
 
     def resolve(self, text: str) -> Resolution:
         raw_forms, folded_forms, accented = word_forms(text)
-        raw, tokens = list(raw_forms), list(folded_forms)
-        cased = re.findall(r"\w+", normalize(text))
-        acronym = [len(cased) == len(raw) and len(w) >= 3 and w.isupper() for w in cased] if cased else []
-        taken = [False] * len(tokens)
-        mentions: list[DrugMention] = []
-        unknown: list[UnknownName] = []
-        products: list[ProductMatch] = []
+        found = _Found(list(raw_forms), list(folded_forms), accented, [False] * len(folded_forms))
+        self._find_names(found)
+        self._read_other_words(found, text)
+        mentions, unknown, products = found.mentions, found.unknown, found.products
+        mentions.sort(key=lambda m: m.start)
+        if not products and unknown and mentions and _ADHOC_COMBINATION_RE.search(fold(text)):
+            # "viên phối hợp metformin + glibenclamid", "amlodipin/valsartan 5/80": one product whose
+            # components the book does not all cover — never dosed as the one the book has.
+            names = [m.surface for m in sorted(mentions, key=lambda m: m.start)] + [u.name for u in unknown]
+            products.append(ProductMatch(" + ".join(names), " + ".join(names),
+                                         tuple(dict.fromkeys(m.drug_id for m in mentions)),
+                                         tuple(dict.fromkeys(u.name for u in unknown)), min(m.start for m in mentions)))
+        unique: list[DrugMention] = []
+        for mention in mentions:
+            if all(m.drug_id != mention.drug_id for m in unique):
+                unique.append(mention)
+        return Resolution(
+            tuple(unique), tuple(_dedupe_unknown(unknown)), tuple(products), tuple(found.ambiguous),
+            tuple(found.leftovers), tuple(mentions),
+        )
+
+    def _find_names(self, found: _Found) -> None:
+        """The names of the label table (the book's, products', medicines the book lacks), longest first."""
+        raw, tokens, accented, taken = found.raw, found.tokens, found.accented, found.taken
         present = set(tokens)
         candidates = sorted(i for token in present for i in self._by_first_word.get(token, ()))
         for item in (self._labels[i] for i in candidates):
@@ -318,17 +350,21 @@ class DrugResolver:
                 for i in range(start, start + n):
                     taken[i] = True
                 if item.kind == "book":
-                    mentions.append(DrugMention(item.target, surface, item.label, start, start + n))
+                    found.mentions.append(DrugMention(item.target, surface, item.label, start, start + n))
                 elif item.kind == "product":
                     match = self._product_match(self._products[item.target], surface, start)
-                    products.append(match)
-                    mentions += [DrugMention(d, surface, item.label, start, start + n, via_product=match.name)
-                                 for d in match.covered]
+                    found.products.append(match)
+                    found.mentions += [DrugMention(d, surface, item.label, start, start + n, via_product=match.name)
+                                       for d in match.covered]
                 else:
                     other = self._others[item.target]
-                    unknown.append(UnknownName(surface, other.kind, self._suggest(tokens[start]), start))
-        ambiguous: list[AmbiguousMention] = []
-        leftovers: list[tuple[int, str]] = []
+                    found.unknown.append(UnknownName(surface, other.kind, self._suggest(tokens[start]), start))
+
+    def _read_other_words(self, found: _Found, text: str) -> None:
+        """Drug-like words no label names: a start of a name, a typing slip, a medicine not listed, or left over."""
+        raw, tokens, taken = found.raw, found.tokens, found.taken
+        cased = re.findall(r"\w+", normalize(text))
+        acronym = [len(cased) == len(raw) and len(w) >= 3 and w.isupper() for w in cased] if cased else []
         hyphenated = {fold(m.group(2)): m.group(0) for m in _HYPHENATED_RE.finditer(normalize(text))}
         for i, token in enumerate(tokens):
             if taken[i] or not self._drug_like(token, raw[i]):
@@ -339,51 +375,42 @@ class DrugResolver:
             if len(completed) == 1:
                 # "cipro", "paracet": the start of one name of the book, read as it and said so ("hiểu là …")
                 drug_id, label = completed[0]
-                mentions.append(DrugMention(drug_id, raw[i], label, i, i + 1, fuzzy=True))
+                found.mentions.append(DrugMention(drug_id, raw[i], label, i, i + 1, fuzzy=True))
                 taken[i] = True
                 continue
             if completed:  # the start of two names of the book: which one?
-                ambiguous.append(AmbiguousMention(raw[i], tuple(d for d, _ in completed), i))
+                found.ambiguous.append(AmbiguousMention(raw[i], tuple(d for d, _ in completed), i))
                 taken[i] = True
                 continue
-            close, near = self._near_misses(token)
-            # A typing slip keeps the start of a word: a rival that does not share it ("amoxicilin" for
-            # "doxycilin") is no reason to doubt, and a match that changes the first letter ("Kaleorid" →
-            # "Alerid") is no reading to trust.
-            rivals = [c for c in near if fold(c[1])[:3] == token[:3]]
-            if len(close) == 1 and _same_first_sound(fold(close[0][1]), token) \
-                    and not (INN_STEM_RE.search(token) and close[0][2] > 1
-                             and (rivals or self._another_drug_within(token, close[0][2] + 1))):
-                drug_id, label, _ = close[0]
-                mentions.append(DrugMention(drug_id, raw[i], label, i, i + 1, fuzzy=True))
-            elif close or near:
-                ambiguous.append(AmbiguousMention(raw[i], tuple(d for d, _, _ in close + near), i))
-            elif INN_STEM_RE.search(token) or (self._in_drug_context(tokens, i) and not acronym[i]):
-                # an acronym with a number ("TIRADS 3", "HbA1c") is a score or a test, not a medicine
-                unknown.append(UnknownName(raw[i], "unlisted", None, i))
-            elif (compound := hyphenated.get(token)) is not None:
-                # "Myo-inositol", "L-carnitin", "Alpha-lipoic": a chemical name joined by a hyphen
-                unknown.append(UnknownName(compound, "unlisted", None, i))
+            if self._read_a_slip_or_a_name(found, i, acronym, hyphenated):
+                taken[i] = True
             else:
-                leftovers.append((i, raw[i]))
-                continue
-            taken[i] = True
-        mentions.sort(key=lambda m: m.start)
-        if not products and unknown and mentions and _ADHOC_COMBINATION_RE.search(fold(text)):
-            # "viên phối hợp metformin + glibenclamid", "amlodipin/valsartan 5/80": one product whose
-            # components the book does not all cover — never dosed as the one the book has.
-            names = [m.surface for m in sorted(mentions, key=lambda m: m.start)] + [u.name for u in unknown]
-            products.append(ProductMatch(" + ".join(names), " + ".join(names),
-                                         tuple(dict.fromkeys(m.drug_id for m in mentions)),
-                                         tuple(dict.fromkeys(u.name for u in unknown)), min(m.start for m in mentions)))
-        unique: list[DrugMention] = []
-        for mention in mentions:
-            if all(m.drug_id != mention.drug_id for m in unique):
-                unique.append(mention)
-        return Resolution(
-            tuple(unique), tuple(_dedupe_unknown(unknown)), tuple(products), tuple(ambiguous), tuple(leftovers),
-            tuple(mentions),
-        )
+                found.leftovers.append((i, raw[i]))
+
+    def _read_a_slip_or_a_name(self, found: _Found, i: int, acronym: list[bool], hyphenated: dict[str, str]) -> bool:
+        """A word read as a typing slip of a name, a doubt between names, or a medicine the book does not list."""
+        raw, tokens, token = found.raw, found.tokens, found.tokens[i]
+        close, near = self._near_misses(token)
+        # A typing slip keeps the start of a word: a rival that does not share it ("amoxicilin" for
+        # "doxycilin") is no reason to doubt, and a match that changes the first letter ("Kaleorid" →
+        # "Alerid") is no reading to trust.
+        rivals = [c for c in near if fold(c[1])[:3] == token[:3]]
+        if len(close) == 1 and _same_first_sound(fold(close[0][1]), token) \
+                and not (INN_STEM_RE.search(token) and close[0][2] > 1
+                         and (rivals or self._another_drug_within(token, close[0][2] + 1))):
+            drug_id, label, _ = close[0]
+            found.mentions.append(DrugMention(drug_id, raw[i], label, i, i + 1, fuzzy=True))
+        elif close or near:
+            found.ambiguous.append(AmbiguousMention(raw[i], tuple(d for d, _, _ in close + near), i))
+        elif INN_STEM_RE.search(token) or (self._in_drug_context(tokens, i) and not acronym[i]):
+            # an acronym with a number ("TIRADS 3", "HbA1c") is a score or a test, not a medicine
+            found.unknown.append(UnknownName(raw[i], "unlisted", None, i))
+        elif (compound := hyphenated.get(token)) is not None:
+            # "Myo-inositol", "L-carnitin", "Alpha-lipoic": a chemical name joined by a hyphen
+            found.unknown.append(UnknownName(compound, "unlisted", None, i))
+        else:
+            return False
+        return True
 
     def _product_match(self, product: ProductEntry, surface: str, start: int) -> ProductMatch:
         covered: list[str] = []

@@ -8,9 +8,10 @@ One turn:
    probabilities; below :data:`SECTION_MARGIN` the section is not guessed — the candidates are kept
    so the agent can ask;
 3. **cues** (``cues.py``): the ordered table of high-precision overrides;
-4. **reconcile**: the frame agrees with the entities (a book drug named is a drug question; an
-   interaction needs two drugs …);
-5. **carry-over** (``carryover.py``): what the turn inherits from the conversation.
+4. **reconcile** (``frame_rules.py``): first-match tables over typed facts make the frame agree with
+   the entities (a book drug named is a drug question; an interaction needs two drugs …);
+5. **carry-over** (``carryover.py``): what the turn inherits from the conversation;
+6. **settle** (``frame_rules.py``): the last first-match table (a dose reads the dosing section …).
 
 The LLM understander (``llm.py``) runs the same steps with the model's JSON in place of step 2.
 """
@@ -31,17 +32,11 @@ from duocthu.text import (
     has_diacritics,
     normalize,
     token_matches,
-    turn_sentences,
     words,
 )
 from duocthu.understanding.carryover import carry_over
 from duocthu.understanding.conditions import ConditionLexicon
-from duocthu.understanding.cues import (
-    INTERACTION_ONLY_WORDS,
-    REVERSE_CUES,
-    apply_cues,
-    named_section,
-)
+from duocthu.understanding.cues import apply_cues
 from duocthu.understanding.drugs import DrugResolver
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import (
@@ -53,6 +48,7 @@ from duocthu.understanding.frame import (
     QueryFrame,
     TurnType,
 )
+from duocthu.understanding.frame_rules import SECTION_MARGIN, apply_reconcile, apply_settle
 from duocthu.understanding.intent import IntentModel, IntentPrediction
 from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES, TurnFacts, extract_facts
 from duocthu.understanding.quantities import asked_unit
@@ -65,15 +61,10 @@ from duocthu.understanding.reverse import (
 )
 from duocthu.understanding.scope import has_phrase
 
-SECTION_MARGIN = 0.1
-"""Below this gap between the two likeliest sections the understander does not pick one: it asks (dev-tuned)."""
 SECTION_FLOOR = 0.35
 """Below this probability no section is likely: the question goes to the free-form route (the whole
 monograph, reranked and packed — the spec's route 4) instead of a guessed section (dev-tuned)."""
-UNKNOWN_NAME_FLOOR = 0.5
-"""A leftover drug-like word is named as a medicine not in the book when the turn is this likely a drug question."""
 
-DRUG_TURN_TYPES = frozenset({TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW, TurnType.DOSING_CALC})
 
 
 class EntityReader:
@@ -192,69 +183,9 @@ def _turn_type(label: str) -> TurnType:
 
 
 def reconcile(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader) -> QueryFrame:
-    """Make the frame agree with the entities the turn names."""
-    intent = ev.intent
-    turn_type = frame.turn_type
-    updates: dict[str, object] = {}
-    book_drug = bool(frame.drugs)
-    if turn_type in (TurnType.MEDICAL_QUESTION, TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE,
-                     TurnType.CONDITION_TO_DRUG, TurnType.CONDITION_RELATION) and book_drug \
-            and not {"attack", "reverse_lookup", "not_covered"} & set(frame.cues):
-        # A book drug named: it is a question about that drug.
-        section = named_section(ev.text) or (intent.section if intent and intent.section_margin >= SECTION_MARGIN
-                                             else None)
-        turn_type = TurnType.DRUG_ATTRIBUTE if section or ev.residual_words else TurnType.DRUG_OVERVIEW
-        updates.update(turn_type=turn_type, section_key=section,
-                       section_candidates=[] if section else (intent.top_sections(3) if intent else []))
-    if turn_type is TurnType.INTERACTION and len(frame.drugs) < 2 and not frame.needs_clarify \
-            and not frame.patient.current_medications and len(frame.drugs) == 1 and not frame.unknown_drugs:
-        # One drug and "tương tác với những thuốc nào?": its interaction section.
-        updates.update(turn_type=TurnType.DRUG_ATTRIBUTE, section_key="tuong_tac_thuoc", section_candidates=[])
-    if turn_type in (TurnType.CONDITION_TO_DRUG, TurnType.SYMPTOM_TO_DRUG, TurnType.CONDITION_RELATION) \
-            and frame.unknown_drugs and not book_drug and not has_phrase(ev.text, REVERSE_CUES) \
-            and "reverse_lookup" not in frame.cues:
-        # "Prednison trị viêm khớp uống sáng hay tối?": a question about that (unknown) drug, not a reverse lookup.
-        turn_type = TurnType.DRUG_ATTRIBUTE
-        updates.update(turn_type=turn_type, condition=None, indication=None, condition_relation=None)
-    if turn_type is TurnType.OUT_OF_SCOPE and ev.conditions and not book_drug and not frame.unknown_drugs \
-            and not {"attack", "not_covered"} & set(frame.cues):
-        turn_type = TurnType.MEDICAL_QUESTION  # "Vì sao cứ bị nhiệt miệng hoài?": medicine, not off topic
-        updates.update(turn_type=turn_type)
-    if _drug_question_without_drug(ev, frame, turn_type):
-        # "Thế liều người lớn?", "Ai không được dùng?": a question about a drug, even a short one.
-        section = named_section(ev.text) or (intent.section if intent else None)
-        turn_type = TurnType.DRUG_ATTRIBUTE
-        updates.update(turn_type=turn_type, section_key=section, section_candidates=[],
-                       attribute=SECTION_TITLES[section] if section else None)
-    if turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DRUG_OVERVIEW) and book_drug and _only_asks_to_ask(ev) \
-            and "vague_about_drug" not in frame.cues and not frame.patient.current_medications:
-        updates.update(turn_type=TurnType.DRUG_ATTRIBUTE, section_key=None, section_candidates=[], attribute=None,
-                       cues=[*frame.cues, "vague_about_drug"])
-    elif turn_type in (TurnType.DRUG_ATTRIBUTE, TurnType.DOSING_CALC) and book_drug \
-            and "vague_about_drug" not in frame.cues and (
-                (turn_type is TurnType.DRUG_ATTRIBUTE and _only_names_the_drug(ev)
-                 and not frame.patient.current_medications) or _asks_what_the_drug_is(ev)):
-        # Only a name ("Brufen", "Paracetamol là thuốc gì?"): nothing for the model to read a section from.
-        # Said after the patient's story too ("Mẹ tôi 78 tuổi đang uống Sintrom. Sintrom là thuốc gì vậy?").
-        updates.update(turn_type=TurnType.DRUG_OVERVIEW, section_key=None, section_candidates=[], attribute=None)
-    state_section = _patient_state_section(ev, frame)
-    if state_section and book_drug and updates.get("turn_type", turn_type) in DRUG_TURN_TYPES \
-            and not (turn_type is TurnType.INTERACTION and updates.get("section_key") != "tuong_tac_thuoc"):
-        # "Đang cho con bú, uống cefalexin được không?": the section of the state the patient is in.
-        updates.update(turn_type=TurnType.DRUG_ATTRIBUTE, section_key=state_section, section_candidates=[],
-                       attribute=SECTION_TITLES[state_section])
-    if turn_type in DRUG_TURN_TYPES | {TurnType.INTERACTION} and not frame.drugs and not frame.unknown_drugs \
-            and ev.resolution.leftovers and intent is not None \
-            and intent.turn_type_p >= UNKNOWN_NAME_FLOOR and intent.p("medical_question") < 0.2:
-        # "Berberin có dùng cho bà bầu được không?": a drug-like word the book does not know.
-        updates["unknown_drugs"] = [ev.resolution.leftovers[0][1]]
-    if turn_type in (TurnType.CONDITION_TO_DRUG, TurnType.CONDITION_RELATION, TurnType.SYMPTOM_TO_DRUG) \
-            and not book_drug and not frame.unknown_drugs and not frame.patient.current_medications \
-            and has_phrase(ev.text, INTERACTION_ONLY_WORDS) and "reverse_lookup" not in frame.cues:
-        # "Có kỵ thuốc nào không?": the interactions of a drug not named yet — which drug?
-        updates.update(turn_type=TurnType.DRUG_ATTRIBUTE, section_key="tuong_tac_thuoc", section_candidates=[],
-                       attribute=SECTION_TITLES["tuong_tac_thuoc"])
-    frame = frame.model_copy(update=updates) if updates else frame
+    """Make the frame agree with the entities the turn names (the tables of ``frame_rules``); a
+    reverse lookup then reads its condition."""
+    frame = apply_reconcile(ev, frame)
     if frame.is_reverse_lookup or frame.turn_type is TurnType.CONDITION_RELATION:
         frame = _reverse_details(ev, frame, entities)
     return frame
@@ -496,135 +427,16 @@ def _reverse_details(ev: TurnEvidence, frame: QueryFrame, entities: EntityReader
     })
 
 
-_NOT_DRUG_QUESTIONS = frozenset({TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE, TurnType.MEDICAL_QUESTION,
-                                 TurnType.CONDITION_TO_DRUG, TurnType.SYMPTOM_TO_DRUG, TurnType.CONDITION_RELATION})
-
-
-def _drug_question_without_drug(ev: TurnEvidence, frame: QueryFrame, turn_type: TurnType) -> bool:
-    """"Thế liều người lớn?", "Ai không được dùng?", "Cất giữ ra sao?": a drug question naming no drug,
-    whatever the model read (a short follow-up gives it little to go on)."""
-    if turn_type not in _NOT_DRUG_QUESTIONS or frame.drugs or frame.unknown_drugs or frame.patient.current_medications:
-        return False
-    if set(frame.cues) & {"attack", "greeting", "about_assistant", "reverse_lookup", "not_covered"} \
-            or has_phrase(ev.text, REVERSE_CUES):
-        return False
-    if turn_type in (TurnType.SMALLTALK, TurnType.OUT_OF_SCOPE):
-        return bool(named_section(ev.text)) or refers_to_a_medicine(ev.text)
-    return bool(named_section(ev.text)) and not ev.conditions
-
-
-# What is left of an overview question once the drug's name is taken out ("Brufen", "Paracetamol là thuốc gì?").
-_OVERVIEW_WORDS = frozenset(fold(w) for w in LEXICON.phrases("overview_words"))
-
-
-ASKS_TO_ASK = LEXICON.phrases("asks_to_ask")
-_ASKING_WORDS = frozenset(fold(w) for w in LEXICON.phrases("asking_words"))
-
-
-def _only_asks_to_ask(ev: TurnEvidence) -> bool:
-    """"Cho em hỏi chút về thuốc ibuprofen ạ": which attribute is still to be asked."""
-    if not has_phrase(ev.text, ASKS_TO_ASK) or named_section(ev.text) is not None:
-        return False
-    raw = words(ev.text)
-    spans = [(m.start, m.end) for m in ev.resolution.mentions]
-    rest = [fold(w) for i, w in enumerate(raw) if not any(a <= i < b for a, b in spans)]
-    return all(w in _OVERVIEW_WORDS | _ASKING_WORDS for w in rest)
-
-
-def _only_names_the_drug(ev: TurnEvidence) -> bool:
-    raw = words(ev.text)
-    spans = [(m.start, m.end) for m in ev.resolution.mentions]
-    rest = [fold(w) for i, w in enumerate(raw) if not any(a <= i < b for a, b in spans)]
-    return all(w in _OVERVIEW_WORDS for w in rest) and named_section(ev.text) is None
-
-
-def _asks_what_the_drug_is(ev: TurnEvidence) -> bool:
-    """The last sentence names a drug and asks what it is ("… Sintrom là thuốc gì vậy?"), whatever came before."""
-    sentences = turn_sentences(ev.text)
-    if len(sentences) < 2 or not LEXICON.matches("asks_what_it_is", sentences[-1]):
-        return False
-    offset = len(words(ev.text)) - len(words(sentences[-1]))
-    last = words(sentences[-1])
-    spans = [(m.start - offset, m.end - offset) for m in ev.resolution.every_mention or ev.resolution.mentions
-             if m.start >= offset]
-    rest = [fold(w) for i, w in enumerate(last) if not any(a <= i < b for a, b in spans)]
-    return bool(spans) and all(w in _OVERVIEW_WORDS for w in rest) and named_section(sentences[-1]) is None
-
-
-# Words that show a turn is about a medicine even when it names none ("thuốc này", "uống mấy viên").
-DRUG_REFERENCE_WORDS = LEXICON.phrases("drug_reference_words")
-# Counted only as typed with their diacritics: unaccented, "nho" may be "nhổ" (a tooth), "dung" "đúng", "no" "no"
-# (full), "vien" "viện" (hospital), "dat" "đất".
-DRUG_REFERENCE_WORDS_WITH_DIACRITICS = frozenset(frozenset(LEXICON.phrases("drug_reference_words_with_diacritics")))
-
-
-# A drink is not a medicine: "mỗi khi uống cà phê" does not ask about a drug.
-_DRINKING_RE = re.compile(
-    r"\b(?:uống|uong)\s+(?:cà phê|ca phe|cafe|café|trà|tra|chè|rượu|ruou|bia|sữa|sua|nước|nuoc)\b", re.IGNORECASE)
-
-
-def refers_to_a_medicine(text: str) -> bool:
-    return has_phrase(text, DRUG_REFERENCE_WORDS) or any(
-        w.lower() in DRUG_REFERENCE_WORDS_WITH_DIACRITICS for w in words(text))
-
-
-def _asks_no_drug_at_all(ev: TurnEvidence, frame: QueryFrame) -> bool:
-    return (frame.turn_type in DRUG_TURN_TYPES and not frame.drugs and not frame.unknown_drugs
-            and not frame.ambiguous_names and not frame.products
-            and named_section(ev.text) in (None, "thoi_ky_mang_thai", "thoi_ky_cho_con_bu")
-            # the drink left out here only: an off-topic reading of "uống cà phê … có sao không" is first made a
-            # drug question (by "uống"), and so reaches this medical reading rather than staying off topic
-            and not refers_to_a_medicine(_DRINKING_RE.sub(" ", ev.text))
-            and not set(frame.cues) - {"section_named"})
-
-
-_DOSE_WORDS = LEXICON.phrases("dose_words")
-
-
-def _patient_state_section(ev: TurnEvidence, frame: QueryFrame) -> str | None:
-    """The pregnancy or breastfeeding section, when this turn states that state and asks no other section."""
-    if not (ev.facts.pregnant or ev.facts.breastfeeding) or frame.wants_section_overview:
-        return None
-    named = named_section(ev.text)
-    state = "thoi_ky_mang_thai" if ev.facts.pregnant else "thoi_ky_cho_con_bu"
-    if named not in (None, "thoi_ky_mang_thai", "thoi_ky_cho_con_bu") or has_phrase(ev.text, _DOSE_WORDS):
-        return None
-    if frame.cues and set(frame.cues) & {"overdose_question", "two_drugs_together", "taking_then_asking",
-                                           "vague_second_drug", "avoid_with_taken"}:
-        return None
-    return named or state
-
-
-def settle(frame: QueryFrame) -> QueryFrame:
-    """Last consistency: a personal dose reads the dosing section; safety turns ask no section."""
-    if frame.turn_type is TurnType.DOSING_CALC and frame.section_key != "lieu_luong_va_cach_dung":
-        return frame.model_copy(update={"section_key": "lieu_luong_va_cach_dung", "section_candidates": []})
-    if frame.turn_type is TurnType.INTERACTION and frame.section_key != "tuong_tac_thuoc":
-        return frame.model_copy(update={"section_key": "tuong_tac_thuoc", "section_candidates": []})
-    if frame.turn_type is TurnType.CRISIS:
-        # The conversation stays marked at risk, whichever step named the crisis.
-        return frame.model_copy(update={"section_key": None, "section_candidates": [],
-                                        "patient": frame.patient.model_copy(update={"crisis": True})})
-    if frame.turn_type is TurnType.EMERGENCY:
-        return frame.model_copy(update={"section_key": None, "section_candidates": []})
-    return frame
-
-
 def finish_frame(ev: TurnEvidence, frame: QueryFrame, prior: QueryFrame | None, entities: EntityReader) -> QueryFrame:
-    """Cues, reconciliation and carry-over — the steps every understander shares."""
+    """Cues, reconciliation, carry-over and the settling table — the steps every understander shares."""
     frame = apply_cues(ev, frame)
     frame = reconcile(ev, frame, entities)
     frame = carry_over(prior, frame, ev)
-    if _asks_no_drug_at_all(ev, frame):
-        # "Bé 7 tháng mọc răng sốt nhẹ có sao không?": no drug named, inherited or even mentioned —
-        # a medical question, not "which drug?".
-        frame = frame.model_copy(update={"turn_type": TurnType.MEDICAL_QUESTION, "section_key": None,
-                                         "section_candidates": [], "attribute": None})
     if frame.is_reverse_lookup and frame.indication and not frame.indication_alternatives:
         # A condition carried over ("đau đầu" answering "which pain?") is looked up like one asked.
         frame = frame.model_copy(update={"indication_alternatives": indication_alternatives(frame.indication,
                                                                                             entities.lexicon)})
-    return settle(frame)
+    return apply_settle(ev, frame)
 
 
 class LearnedUnderstander:

@@ -216,15 +216,7 @@ def split_conditions(
     text: str, drug_spans: Callable[[str], list[tuple[int, int]]], comorbidities_in: Callable[[str], list[str]]
 ) -> tuple[str | None, list[str]]:
     """The condition a reverse-lookup question asks about, and the patient's other conditions."""
-    normalized = normalize(text)
-    pieces: list[tuple[str, str]] = []  # (joiner before the piece, piece)
-    position, joiner = 0, ""
-    breaks = _PIECE_BREAK_RE if fold(normalized) != normalized.lower() else _UNACCENTED_PIECE_BREAK_RE
-    for match in breaks.finditer(normalized):
-        pieces.append((joiner, normalized[position : match.start()].strip()))
-        joiner, position = fold(match.group(0)).strip(), match.end()
-    pieces.append((joiner, normalized[position:].strip()))
-
+    pieces = _pieces(text)
     asked: list[str] = []  # conditions not marked as the patient's, in order
     treated: str | None = None  # the condition governed by the treatment cue
     patient: list[str] = []
@@ -262,6 +254,25 @@ def split_conditions(
             treated = condition
         else:
             asked.append(condition)
+    return _asked_and_the_rest(asked, treated, patient, before_fillers, comorbidities_in)
+
+
+def _pieces(text: str) -> list[tuple[str, str]]:
+    """The turn cut at punctuation and joining words: (the joiner before each piece, the piece)."""
+    normalized = normalize(text)
+    pieces: list[tuple[str, str]] = []
+    position, joiner = 0, ""
+    breaks = _PIECE_BREAK_RE if fold(normalized) != normalized.lower() else _UNACCENTED_PIECE_BREAK_RE
+    for match in breaks.finditer(normalized):
+        pieces.append((joiner, normalized[position : match.start()].strip()))
+        joiner, position = fold(match.group(0)).strip(), match.end()
+    pieces.append((joiner, normalized[position:].strip()))
+    return pieces
+
+
+def _asked_and_the_rest(asked: list[str], treated: str | None, patient: list[str], before_fillers: dict[str, list[str]],
+                        comorbidities_in: Callable[[str], list[str]]) -> tuple[str | None, list[str]]:
+    """Of the conditions read piece by piece, the one asked about and the patient's others."""
     if treated is None and len(asked) >= 2:
         # "Bị đái tháo đường typ 2 mà suy thận nặng thì dùng thuốc gì?": an organ's failure beside another
         # condition is the patient's state; the other is what needs a drug.
