@@ -58,6 +58,7 @@ from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES, extract_facts
 from duocthu.understanding.quantities import asked_unit
 from duocthu.understanding.reverse import is_ambiguous_condition, is_symptom, split_conditions
 from duocthu.understanding.scope import has_phrase
+from duocthu.understanding.telling import CRISIS, Telling, silenced
 
 SECTION_MARGIN = 0.1
 """Below this gap between the two likeliest sections the understander does not pick one: it asks (dev-tuned)."""
@@ -134,12 +135,13 @@ emergency may also come from the model with a sign present — see the cue table
 _SAFETY_TYPES = ("crisis", "emergency", "overdose_taken")
 
 
-def model_turn_type(intent: IntentPrediction) -> TurnType:
-    """The model's turn type; a safety type only when it is sure, else the likeliest other type."""
+def model_turn_type(intent: IntentPrediction, telling: Telling | None = None) -> TurnType:
+    """The model's turn type; a safety type only when it is sure (and no gate of ``telling`` silences it),
+    else the likeliest other type."""
     for label, p in intent.turn_types:
         if label not in _SAFETY_TYPES:
             return _turn_type(label)
-        if label == "crisis" and p >= CLASSIFIER_SAFETY_FLOOR:
+        if label == "crisis" and p >= CLASSIFIER_SAFETY_FLOOR and not (telling and silenced(CRISIS, telling)):
             return _turn_type(label)
     return TurnType.DRUG_ATTRIBUTE
 
@@ -147,7 +149,7 @@ def model_turn_type(intent: IntentPrediction) -> TurnType:
 def frame_from_intent(ev: TurnEvidence) -> QueryFrame:
     intent = ev.intent
     assert intent is not None
-    turn_type = model_turn_type(intent)
+    turn_type = model_turn_type(intent, ev.telling)
     section: str | None = None
     candidates: list[str] = []
     if turn_type is TurnType.DOSING_CALC:
