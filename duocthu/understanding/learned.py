@@ -58,7 +58,7 @@ from duocthu.understanding.patient import PRONOUN_DRUG_REFERENCES, extract_facts
 from duocthu.understanding.quantities import asked_unit
 from duocthu.understanding.reverse import is_ambiguous_condition, is_symptom, split_conditions
 from duocthu.understanding.scope import has_phrase
-from duocthu.understanding.telling import CRISIS, Telling, silenced
+from duocthu.understanding.telling import CRISIS_BY_MODEL, Telling, silenced
 
 SECTION_MARGIN = 0.1
 """Below this gap between the two likeliest sections the understander does not pick one: it asks (dev-tuned)."""
@@ -141,7 +141,7 @@ def model_turn_type(intent: IntentPrediction, telling: Telling | None = None) ->
     for label, p in intent.turn_types:
         if label not in _SAFETY_TYPES:
             return _turn_type(label)
-        if label == "crisis" and p >= CLASSIFIER_SAFETY_FLOOR and not (telling and silenced(CRISIS, telling)):
+        if label == "crisis" and p >= CLASSIFIER_SAFETY_FLOOR and not (telling and silenced(CRISIS_BY_MODEL, telling)):
             return _turn_type(label)
     return TurnType.DRUG_ATTRIBUTE
 

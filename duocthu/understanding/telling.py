@@ -53,6 +53,7 @@ class Telling:
     amount_asked: bool = False  # an amount asked ("bao nhiêu viên"): a lethal amount is refused whoever asks
     now_said: bool = False  # "đang", "bây giờ", "vừa": happening now, whoever told it
     wrong_time: bool = False  # a dose taken at the wrong time (after food, late), no count of tablets said
+    refuses_or_exclaims: bool = False  # refuses or fears a medicine, or "chết" only as an exclamation of worry
 
 
 _ANIMALS = frozenset(LEXICON.phrases("telling.animals"))
@@ -73,6 +74,8 @@ _TAKEN_RE = re.compile(r"(?<!\bquen )\b(?:uong|nuot|tiem|dung|an)\b(?: \w+){0,5}
 _TAKEN = LEXICON.phrases("telling.taken_already")
 _SPEAKER = LEXICON.phrases("first_person")
 _WRONG_TIME = LEXICON.phrases("telling.wrong_time")
+_REFUSES = LEXICON.phrases("telling.refuses_medicine")
+_EXCLAMATIONS = LEXICON.phrases("telling.exclamations")
 _GAP = 3  # words allowed between an animal and what it swallowed ("mèo nhà mình nuốt")
 
 
@@ -120,10 +123,12 @@ def read_telling(text: str) -> Telling:
         time = Time.NOW
     return Telling(subject=subject, time=time, asks_effect=_asks_effect(text), speaker_in_it=has_phrase(text, _SPEAKER),
                    amount_asked=asks_a_quantity(text), now_said=now,
-                   wrong_time=_typed(text, _WRONG_TIME) and count_taken(text) is None)
+                   wrong_time=_typed(text, _WRONG_TIME) and count_taken(text) is None,
+                   refuses_or_exclaims=_typed(text, _REFUSES) or _typed(text, _EXCLAMATIONS))
 
 
 CRISIS, OVERDOSE_TAKEN, EMERGENCY = "crisis", "overdose_taken", "emergency"
+CRISIS_BY_MODEL = "crisis_by_model"  # a crisis the intent model names with no self-harm phrase of the lexicon
 
 
 @dataclass(frozen=True)
@@ -142,7 +147,7 @@ SIGNAL_GATES: tuple[Gate, ...] = (
          "the book is a human formulary: a pet is out of scope, not a human overdose or emergency",
          lambda t: t.subject is Subject.ANIMAL),
     Gate(2, "someone in a story, the news or a film, or recounted — the speaker not in it, no amount asked",
-         frozenset({CRISIS}), "a character's suicide is not the speaker's; a lethal amount asked is refused whoever asks",
+         frozenset({CRISIS, CRISIS_BY_MODEL}), "a character's suicide is not the speaker's; a lethal amount asked is refused whoever asks",
          lambda t: t.subject is Subject.TOLD_OF and not t.speaker_in_it and not t.amount_asked),
     Gate(3, "someone told of, not said to be happening now", frozenset({OVERDOSE_TAKEN, EMERGENCY}),
          "a seizure a colleague recounted is a question about a drug, not an ambulance",
@@ -159,6 +164,10 @@ SIGNAL_GATES: tuple[Gate, ...] = (
     Gate(7, "one dose taken at the wrong time (after food, late), no count of tablets said", frozenset({OVERDOSE_TAKEN}),
          "'lỡ uống levothyroxin sau khi ăn' is a timing slip: the answer is how to take it, not 115",
          lambda t: t.wrong_time),
+    Gate(8, "someone refuses or fears a medicine, or 'chết' is an exclamation ('chết dở', 'lo chết mất')",
+         frozenset({CRISIS_BY_MODEL}),
+         "'con sợ thuốc, không muốn uống viên nào' shares words with 'không muốn sống'; a self-harm phrase "
+         "still raises the crisis", lambda t: t.refuses_or_exclaims),
 )
 
 
