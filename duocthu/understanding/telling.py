@@ -34,20 +34,13 @@ class Subject(StrEnum):
     ANIMAL = "animal"  # a pet or any animal: the book is a human formulary
 
 
-class Time(StrEnum):
-    """When the event the words describe happens."""
-
-    NOW = "now"  # happening, or already taken (or not said: the safe reading)
-    PAST = "past"  # a past episode placed in time ("hồi 2019", "năm ngoái"), not happening now
-    PLANNED = "planned"  # a dose planned or asked about ("định mai uống gấp đôi", "… được không?")
-
-
 @dataclass(frozen=True)
 class Telling:
     """Who and when, read off one turn; ``asks_effect`` is a question whether a drug causes something."""
 
     subject: Subject = Subject.PATIENT
-    time: Time = Time.NOW
+    planned: bool = False  # a dose planned or asked about ("định mai uống gấp đôi", "… được không?"), none taken
+    past: bool = False  # an episode placed in the past ("hồi 2019", "năm ngoái"), nothing said to happen now
     asks_effect: bool = False
     speaker_in_it: bool = False  # the speaker speaks of themself ("tôi", "mình", "em")
     amount_asked: bool = False  # an amount asked ("bao nhiêu viên"): a lethal amount is refused whoever asks
@@ -63,6 +56,7 @@ _REPORTED = LEXICON.phrases("telling.reported")
 _PLANNED = LEXICON.phrases("telling.plan_markers")
 _PERMISSION = LEXICON.phrases("telling.permission_asked")
 _SUPPLY_ASKED = LEXICON.phrases("telling.supply_asked")
+_SUPPLY_TIME = LEXICON.phrases("telling.supply_time")
 _PAST = LEXICON.phrases("telling.past_times")
 _NOW = LEXICON.phrases("now_strong")
 _EFFECT_VERBS = LEXICON.phrases("effect_verbs")
@@ -76,6 +70,7 @@ _SPEAKER = LEXICON.phrases("first_person")
 _WRONG_TIME = LEXICON.phrases("telling.wrong_time")
 _REFUSES = LEXICON.phrases("telling.refuses_medicine")
 _EXCLAMATIONS = LEXICON.phrases("telling.exclamations")
+_GAP_WORDS = frozenset(fold(w) for w in (*LEXICON.phrases("telling.animal_gap"), *LEXICON.phrases("first_person")))
 _GAP = 3  # words allowed between an animal and what it swallowed ("mèo nhà mình nuốt")
 
 
@@ -91,7 +86,10 @@ def _animal_swallowed(text: str) -> bool:
     for i, word in enumerate(raw):
         if word not in _ANIMALS:
             continue
-        if any(w in _INGEST_VERBS for w in folded[i + 1 : i + 2 + _GAP]):
+        gap = 0
+        while i + 1 + gap < len(raw) and gap < _GAP and folded[i + 1 + gap] in _GAP_WORDS:
+            gap += 1
+        if i + 1 + gap < len(raw) and folded[i + 1 + gap] in _INGEST_VERBS:
             return True
         if i > 0 and folded[i - 1] == "cho":
             return True
@@ -115,13 +113,9 @@ def read_telling(text: str) -> Telling:
     folded = fold(normalize(text))
     taken = bool(_TAKEN_RE.search(folded)) or _typed(text, _TAKEN)
     now = _typed(text, _NOW)
-    if not taken and (_typed(text, _PLANNED) or _typed(text, _PERMISSION) or _typed(text, _SUPPLY_ASKED)):
-        time = Time.PLANNED
-    elif not now and (_typed(text, _PAST) or _YEAR_RE.search(folded)):
-        time = Time.PAST
-    else:
-        time = Time.NOW
-    return Telling(subject=subject, time=time, asks_effect=_asks_effect(text), speaker_in_it=has_phrase(text, _SPEAKER),
+    planned = not taken and (_typed(text, _PLANNED) or _typed(text, _PERMISSION) or (_typed(text, _SUPPLY_ASKED) and has_phrase(text, _SUPPLY_TIME)))
+    past = not now and (_typed(text, _PAST) or bool(_YEAR_RE.search(folded)))
+    return Telling(subject=subject, planned=planned, past=past, asks_effect=_asks_effect(text), speaker_in_it=has_phrase(text, _SPEAKER),
                    amount_asked=asks_a_quantity(text), now_said=now,
                    wrong_time=_typed(text, _WRONG_TIME) and count_taken(text) is None,
                    refuses_or_exclaims=_typed(text, _REFUSES) or _typed(text, _EXCLAMATIONS))
@@ -154,10 +148,10 @@ SIGNAL_GATES: tuple[Gate, ...] = (
          lambda t: t.subject is Subject.TOLD_OF and not t.now_said),
     Gate(4, "a dose planned or asked about, nothing said to be taken already", frozenset({OVERDOSE_TAKEN}),
          "'định mai uống gấp đôi được không?' asks before taking: the answer is the book's missed-dose advice",
-         lambda t: t.time is Time.PLANNED),
+         lambda t: t.planned),
     Gate(5, "a past episode placed in time, nothing said to happen now", frozenset({EMERGENCY}),
          "'nôn ra máu hồi 2019' is a history that bears on the drug, not an emergency now",
-         lambda t: t.time is Time.PAST),
+         lambda t: t.past),
     Gate(6, "whether a drug causes a sign, asked", frozenset({EMERGENCY}),
          "'captopril có làm khó thở không' asks the side effects; the sign is not happening",
          lambda t: t.asks_effect),
