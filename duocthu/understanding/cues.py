@@ -375,11 +375,16 @@ def _names_other_than_a_dose(ev: TurnEvidence, frame: QueryFrame) -> bool:
 
 
 MODEL_OVERDOSE_ALONE = 0.75
-"""The intent model names an overdose taken without a cue phrase only this sure, and with something swallowed."""
+"""The intent model names an overdose taken without a cue phrase only this sure, with something swallowed and
+said to be taken (a count, "vừa uống") — "cho bé uống Nurofen liều sao" asks a dose."""
 MODEL_EMERGENCY_WITH_SIGN = 0.6
 MODEL_EMERGENCY_ALONE = 0.8
 """An emergency from the model: this sure beside a sign of the lexicon, or this sure alone (signs the
-lexicon does not list: a stroke's slurred speech, a collapse without pulse)."""
+lexicon does not list: a stroke's slurred speech, a collapse without pulse) — alone, only with several
+findings described together ("gục xuống, không thở, không bắt được mạch"), never a short reply ("cháu đang đi
+mẫu giáo"), and not beside a question whether to take a drug (a diagnosis named as the patient's: "đang bị
+đau thắt ngực không ổn định, uống Adalat được không")."""
+MODEL_EMERGENCY_FINDINGS = 2
 _SWALLOWED_WORDS = LEXICON.phrases("swallowed")
 
 
@@ -387,7 +392,7 @@ def _overdose_taken(ev: TurnEvidence, f: QueryFrame) -> bool:
     if f.turn_type is TurnType.CRISIS or silenced(OVERDOSE_TAKEN, ev.telling):
         return False
     model_sure = ev.intent is not None and ev.intent.p("overdose_taken") >= MODEL_OVERDOSE_ALONE \
-        and has_phrase(ev.text, _SWALLOWED_WORDS)
+        and has_phrase(ev.text, _SWALLOWED_WORDS) and ev.telling.taken and not ev.telling.amount_asked
     return is_overdose_taken(ev.text) or model_sure
 
 
@@ -397,7 +402,7 @@ def _emergency(ev: TurnEvidence, f: QueryFrame) -> bool:
     p = ev.intent.p("emergency") if ev.intent is not None else 0.0
     return is_emergency(ev.text, ev.mentions_emergency_sign) \
         or (p >= MODEL_EMERGENCY_WITH_SIGN and ev.mentions_emergency_sign) \
-        or p >= MODEL_EMERGENCY_ALONE
+        or (p >= MODEL_EMERGENCY_ALONE and ev.telling.findings >= MODEL_EMERGENCY_FINDINGS and not ev.telling.planned)
 
 
 CUE_TABLE: tuple[Cue, ...] = (

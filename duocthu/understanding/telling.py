@@ -47,6 +47,8 @@ class Telling:
     now_said: bool = False  # "đang", "bây giờ", "vừa": happening now, whoever told it
     wrong_time: bool = False  # a dose taken at the wrong time (after food, late), no count of tablets said
     refuses_or_exclaims: bool = False  # refuses or fears a medicine, or "chết" only as an exclamation of worry
+    taken: bool = False  # said to be taken already ("đã uống", "vừa nuốt", "… rồi"), or a count of tablets swallowed
+    findings: int = 1  # parts of the turn between commas and "rồi"/"thì": several findings described together
 
 
 _ANIMALS = frozenset(LEXICON.phrases("telling.animals"))
@@ -71,6 +73,7 @@ _WRONG_TIME = LEXICON.phrases("telling.wrong_time")
 _REFUSES = LEXICON.phrases("telling.refuses_medicine")
 _EXCLAMATIONS = LEXICON.phrases("telling.exclamations")
 _GAP_WORDS = frozenset(fold(w) for w in (*LEXICON.phrases("telling.animal_gap"), *LEXICON.phrases("first_person")))
+_FINDING_SPLIT_RE = re.compile(r"[,;]| roi | thi ")
 _GAP = 3  # words allowed between an animal and what it swallowed ("mèo nhà mình nuốt")
 
 
@@ -118,7 +121,9 @@ def read_telling(text: str) -> Telling:
     return Telling(subject=subject, planned=planned, past=past, asks_effect=_asks_effect(text), speaker_in_it=has_phrase(text, _SPEAKER),
                    amount_asked=asks_a_quantity(text), now_said=now,
                    wrong_time=_typed(text, _WRONG_TIME) and count_taken(text) is None,
-                   refuses_or_exclaims=_typed(text, _REFUSES) or _typed(text, _EXCLAMATIONS))
+                   refuses_or_exclaims=_typed(text, _REFUSES) or _typed(text, _EXCLAMATIONS),
+                   taken=taken or count_taken(text) is not None,
+                   findings=sum(1 for part in _FINDING_SPLIT_RE.split(folded) if len(part.split()) >= 2))
 
 
 CRISIS, OVERDOSE_TAKEN, EMERGENCY = "crisis", "overdose_taken", "emergency"
