@@ -135,13 +135,17 @@ emergency may also come from the model with a sign present — see the cue table
 _SAFETY_TYPES = ("crisis", "emergency", "overdose_taken")
 
 
-def model_turn_type(intent: IntentPrediction, telling: Telling | None = None) -> TurnType:
+def model_turn_type(intent: IntentPrediction, telling: Telling | None = None, names_a_section: bool = False) -> TurnType:
     """The model's turn type; a safety type only when it is sure (and no gate of ``telling`` silences it),
-    else the likeliest other type."""
+    else the likeliest other type.
+
+    A turn that names a section of the book ("tác dụng không mong muốn") asks about a drug: the model's crisis
+    is not trusted there (a self-harm phrase still raises it through the cue table)."""
     for label, p in intent.turn_types:
         if label not in _SAFETY_TYPES:
             return _turn_type(label)
-        if label == "crisis" and p >= CLASSIFIER_SAFETY_FLOOR and not (telling and silenced(CRISIS_BY_MODEL, telling)):
+        if label == "crisis" and p >= CLASSIFIER_SAFETY_FLOOR and not names_a_section \
+                and not (telling and silenced(CRISIS_BY_MODEL, telling)):
             return _turn_type(label)
     return TurnType.DRUG_ATTRIBUTE
 
@@ -149,7 +153,7 @@ def model_turn_type(intent: IntentPrediction, telling: Telling | None = None) ->
 def frame_from_intent(ev: TurnEvidence) -> QueryFrame:
     intent = ev.intent
     assert intent is not None
-    turn_type = model_turn_type(intent, ev.telling)
+    turn_type = model_turn_type(intent, ev.telling, names_a_section=named_section(ev.text) is not None)
     section: str | None = None
     candidates: list[str] = []
     if turn_type is TurnType.DOSING_CALC:
