@@ -135,11 +135,20 @@ emergency may also come from the model with a sign present — see the cue table
 _SAFETY_TYPES = ("crisis", "emergency", "overdose_taken")
 
 
+ONLY_A_SECTION_NAME_WORDS = 5
+"""A turn this short that names a section ("tác dụng không mong muốn") is only the section's name; a longer one
+("thuốc gì uống quá liều thì chết nhanh nhất") says more than the name, and the model's crisis stands."""
+
+
+def _only_a_section_name(text: str) -> bool:
+    return named_section(text) is not None and len(words(text)) <= ONLY_A_SECTION_NAME_WORDS
+
+
 def model_turn_type(intent: IntentPrediction, telling: Telling | None = None, names_a_section: bool = False) -> TurnType:
     """The model's turn type; a safety type only when it is sure (and no gate of ``telling`` silences it),
     else the likeliest other type.
 
-    A turn that names a section of the book ("tác dụng không mong muốn") asks about a drug: the model's crisis
+    A turn that is only a section's name ("tác dụng không mong muốn") asks about a drug: the model's crisis
     is not trusted there (a self-harm phrase still raises it through the cue table)."""
     for label, p in intent.turn_types:
         if label not in _SAFETY_TYPES:
@@ -153,7 +162,7 @@ def model_turn_type(intent: IntentPrediction, telling: Telling | None = None, na
 def frame_from_intent(ev: TurnEvidence) -> QueryFrame:
     intent = ev.intent
     assert intent is not None
-    turn_type = model_turn_type(intent, ev.telling, names_a_section=named_section(ev.text) is not None)
+    turn_type = model_turn_type(intent, ev.telling, names_a_section=_only_a_section_name(ev.text))
     section: str | None = None
     candidates: list[str] = []
     if turn_type is TurnType.DOSING_CALC:
