@@ -402,7 +402,8 @@ def _emergency(ev: TurnEvidence, f: QueryFrame) -> bool:
     p = ev.intent.p("emergency") if ev.intent is not None else 0.0
     return is_emergency(ev.text, ev.mentions_emergency_sign) \
         or (p >= MODEL_EMERGENCY_WITH_SIGN and ev.mentions_emergency_sign) \
-        or (p >= MODEL_EMERGENCY_ALONE and ev.telling.findings >= MODEL_EMERGENCY_FINDINGS and not ev.telling.planned)
+        or (p >= MODEL_EMERGENCY_ALONE and ev.telling.findings >= MODEL_EMERGENCY_FINDINGS and not ev.telling.planned
+            and ev.facts.weight_kg is None)  # "bé 10 tuổi, nặng 30kg, …" answers a dose question with facts
 
 
 CUE_TABLE: tuple[Cue, ...] = (
