@@ -338,3 +338,23 @@ def test_an_overdose_asked_with_the_name_between_the_words():
 
 def test_where_to_keep_it_names_the_storage_section():
     assert named_section("Lọ insulin chưa mở cất trong ngăn mát hay ngăn đá?") == "do_on_dinh_va_bao_quan"
+
+
+def test_animal():
+    ok, frame = fires("animal", "Con chó nhà tôi nuốt mất 2 viên ibuprofen", TurnType.OVERDOSE_TAKEN)
+    assert ok and frame.turn_type is TurnType.OUT_OF_SCOPE and frame.out_of_scope_kind == "animal"
+    assert not fires("animal", "Tôi bị chó cắn, uống kháng sinh gì")[0]
+    assert not fires("overdose_taken", "Con chó nhà tôi nuốt mất 2 viên ibuprofen")[0]
+
+
+def test_the_models_confident_emergency_needs_no_sign_of_the_lexicon():
+    text = "Ông tôi đang nói chuyện thì miệng méo xệch, tay trái buông thõng"
+    assert fires("emergency", text, TurnType.MEDICAL_QUESTION, model_turn_type="emergency", p=0.9)[0]
+    assert not fires("emergency", text, TurnType.MEDICAL_QUESTION, model_turn_type="emergency", p=0.7)[0]
+
+
+def test_the_models_confident_overdose_needs_something_swallowed_and_no_plan():
+    assert fires("overdose_taken", "Bà tôi mắt kém nên nuốt 3 viên Coversyl tưởng là vitamin",
+                 model_turn_type="overdose_taken", p=0.9)[0]
+    assert not fires("overdose_taken", "Quên liều sáng, tối uống dồn 2 viên nhé?", model_turn_type="overdose_taken",
+                     p=0.9)[0]

@@ -20,6 +20,7 @@ from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import ConditionRelation, QueryFrame, TurnType
 from duocthu.understanding.scope import has_phrase, looks_like_code, looks_like_instruction_attack
 from duocthu.understanding.signals import is_emergency, is_overdose_taken, is_self_harm
+from duocthu.understanding.telling import CRISIS, EMERGENCY, OVERDOSE_TAKEN, Subject, silenced
 
 ABOUT_ASSISTANT = LEXICON.phrases("about_assistant")
 # Where the answers come from: a source asked ("từ nguồn nào") of the answers or of the assistant.
@@ -416,6 +417,38 @@ def _names_other_than_a_dose(ev: TurnEvidence, frame: QueryFrame) -> bool:
         and not has_phrase(ev.text, PRODUCT_DOSE_WORDS)
 
 
+MODEL_OVERDOSE_ALONE = 0.75
+"""The intent model names an overdose taken without a cue phrase only this sure, with something swallowed and
+said to be taken (a count, "vừa uống") — "cho bé uống Nurofen liều sao" asks a dose."""
+MODEL_EMERGENCY_WITH_SIGN = 0.6
+MODEL_EMERGENCY_ALONE = 0.8
+"""An emergency from the model: this sure beside a sign of the lexicon, or this sure alone (signs the
+lexicon does not list: a stroke's slurred speech, a collapse without pulse) — alone, only with several
+findings described together ("gục xuống, không thở, không bắt được mạch"), never a short reply ("cháu đang đi
+mẫu giáo"), and not beside a question whether to take a drug (a diagnosis named as the patient's: "đang bị
+đau thắt ngực không ổn định, uống Adalat được không")."""
+MODEL_EMERGENCY_FINDINGS = 2
+_SWALLOWED_WORDS = LEXICON.phrases("swallowed")
+
+
+def _overdose_taken(ev: TurnEvidence, f: QueryFrame) -> bool:
+    if f.turn_type is TurnType.CRISIS or silenced(OVERDOSE_TAKEN, ev.telling):
+        return False
+    model_sure = ev.intent is not None and ev.intent.p("overdose_taken") >= MODEL_OVERDOSE_ALONE \
+        and has_phrase(ev.text, _SWALLOWED_WORDS) and ev.telling.taken and not ev.telling.amount_asked
+    return is_overdose_taken(ev.text) or model_sure
+
+
+def _emergency(ev: TurnEvidence, f: QueryFrame) -> bool:
+    if f.turn_type in (TurnType.CRISIS, TurnType.OVERDOSE_TAKEN) or silenced(EMERGENCY, ev.telling):
+        return False
+    p = ev.intent.p("emergency") if ev.intent is not None else 0.0
+    return is_emergency(ev.text, ev.mentions_emergency_sign) \
+        or (p >= MODEL_EMERGENCY_WITH_SIGN and ev.mentions_emergency_sign) \
+        or (p >= MODEL_EMERGENCY_ALONE and ev.telling.findings >= MODEL_EMERGENCY_FINDINGS and not ev.telling.planned
+            and ev.facts.weight_kg is None)  # "bé 10 tuổi, nặng 30kg, …" answers a dose question with facts
+
+
 CUE_TABLE: tuple[Cue, ...] = (
     Cue("attack", "instructions to the assistant, prompt requests, code",
         "out_of_scope (attack)", "a prompt attack must never look like a question that can be clarified",
@@ -423,19 +456,22 @@ CUE_TABLE: tuple[Cue, ...] = (
         lambda ev, f: _update(f, "attack", turn_type=TurnType.OUT_OF_SCOPE, out_of_scope_kind="attack")),
     Cue("self_harm", "muốn chết, tự tử, không muốn sống, uống bao nhiêu viên thì chết …",
         "crisis; the conversation is marked at risk", "never give quantities to someone at risk of self-harm",
-        lambda ev, f: is_self_harm(ev.text),
+        lambda ev, f: is_self_harm(ev.text) and not silenced(CRISIS, ev.telling),
         lambda ev, f: _update(f, "self_harm", turn_type=TurnType.CRISIS,
                               patient=f.patient.model_copy(update={"crisis": True})), ends_the_table=True),
+    Cue("animal", "an animal swallowed or was given the medicine (chó nhà tôi gặm vỉ thuốc, cho mèo uống, thú y)",
+        "out_of_scope (animal)", "the book is a human formulary: no veterinary doses, and a pet is not a human overdose",
+        lambda ev, f: f.turn_type is not TurnType.CRISIS and ev.telling.subject is Subject.ANIMAL,
+        lambda ev, f: _update(f, "animal", turn_type=TurnType.OUT_OF_SCOPE, out_of_scope_kind="animal",
+                              section_key=None)),
     Cue("overdose_taken", "lỡ uống 20 viên, uống nhầm cả vỉ, đã uống quá liều …",
         "overdose_taken, section Quá liều và xử trí", "115 first, then what the book says to do",
-        lambda ev, f: f.turn_type is not TurnType.CRISIS and is_overdose_taken(ev.text),
+        _overdose_taken,
         lambda ev, f: _update(f, "overdose_taken", turn_type=TurnType.OVERDOSE_TAKEN, section_key="qua_lieu_va_xu_tri"),
         ends_the_table=True),
     Cue("emergency", "đau ngực lan tay, khó thở, co giật, sưng môi họng, nôn ra máu, lơ mơ … happening now",
         "emergency", "emergency signs need urgent care, not a drug",
-        lambda ev, f: f.turn_type not in (TurnType.CRISIS, TurnType.OVERDOSE_TAKEN) and (
-            is_emergency(ev.text, ev.mentions_emergency_sign)
-            or (ev.intent is not None and ev.intent.p("emergency") >= 0.6 and ev.mentions_emergency_sign)),
+        _emergency,
         lambda ev, f: _update(f, "emergency", turn_type=TurnType.EMERGENCY, section_key=None), ends_the_table=True),
     Cue("overdose_question", "quá liều, uống quá nhiều, ngộ độc, uống nhầm",
         "section Quá liều và xử trí (never the dosing section)", '"quá liều" contains "liều"',

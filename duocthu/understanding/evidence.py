@@ -17,6 +17,7 @@ from duocthu.understanding.drugs import STRENGTH_RE, STRENGTH_UNITS, Resolution
 from duocthu.understanding.intent import IntentPrediction
 from duocthu.understanding.patient import USE_VERBS, TurnFacts
 from duocthu.understanding.signals import emergency_sign_spans
+from duocthu.understanding.telling import Telling, read_telling
 
 # Words that carry no attribute of their own in a drug question ("cho tôi hỏi về ibuprofen với").
 SCAFFOLDING = LEXICON.phrases("scaffolding")
@@ -76,3 +77,8 @@ class TurnEvidence:
             not any(cs <= start and end <= ce and ce - cs > end - start for cs, ce in spans)
             for start, end, _phrase in emergency_sign_spans(self.text)
         )
+
+    @cached_property
+    def telling(self) -> Telling:
+        """Who the turn's alarming words are about and when (gates the safety signals)."""
+        return read_telling(self.text)

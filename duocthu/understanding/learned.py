@@ -36,7 +36,7 @@ from duocthu.text import (
 )
 from duocthu.understanding.carryover import carry_over
 from duocthu.understanding.conditions import ConditionLexicon
-from duocthu.understanding.cues import apply_cues
+from duocthu.understanding.cues import apply_cues, named_section
 from duocthu.understanding.drugs import DrugResolver
 from duocthu.understanding.evidence import TurnEvidence
 from duocthu.understanding.frame import (
@@ -60,6 +60,7 @@ from duocthu.understanding.reverse import (
     split_conditions,
 )
 from duocthu.understanding.scope import has_phrase
+from duocthu.understanding.telling import CRISIS_BY_MODEL, Telling, silenced
 
 SECTION_FLOOR = 0.35
 """Below this probability no section is likely: the question goes to the free-form route (the whole
@@ -144,12 +145,26 @@ emergency may also come from the model with a sign present — see the cue table
 _SAFETY_TYPES = ("crisis", "emergency", "overdose_taken")
 
 
-def model_turn_type(intent: IntentPrediction) -> TurnType:
-    """The model's turn type; a safety type only when it is sure, else the likeliest other type."""
+ONLY_A_SECTION_NAME_WORDS = 5
+"""A turn this short that names a section ("tác dụng không mong muốn") is only the section's name; a longer one
+("thuốc gì uống quá liều thì chết nhanh nhất") says more than the name, and the model's crisis stands."""
+
+
+def _only_a_section_name(text: str) -> bool:
+    return named_section(text) is not None and len(words(text)) <= ONLY_A_SECTION_NAME_WORDS
+
+
+def model_turn_type(intent: IntentPrediction, telling: Telling | None = None, names_a_section: bool = False) -> TurnType:
+    """The model's turn type; a safety type only when it is sure (and no gate of ``telling`` silences it),
+    else the likeliest other type.
+
+    A turn that is only a section's name ("tác dụng không mong muốn") asks about a drug: the model's crisis
+    is not trusted there (a self-harm phrase still raises it through the cue table)."""
     for label, p in intent.turn_types:
         if label not in _SAFETY_TYPES:
             return _turn_type(label)
-        if label == "crisis" and p >= CLASSIFIER_SAFETY_FLOOR:
+        if label == "crisis" and p >= CLASSIFIER_SAFETY_FLOOR and not names_a_section \
+                and not (telling and silenced(CRISIS_BY_MODEL, telling)):
             return _turn_type(label)
     return TurnType.DRUG_ATTRIBUTE
 
@@ -157,7 +172,7 @@ def model_turn_type(intent: IntentPrediction) -> TurnType:
 def frame_from_intent(ev: TurnEvidence) -> QueryFrame:
     intent = ev.intent
     assert intent is not None
-    turn_type = model_turn_type(intent)
+    turn_type = model_turn_type(intent, ev.telling, names_a_section=_only_a_section_name(ev.text))
     section: str | None = None
     candidates: list[str] = []
     if turn_type is TurnType.DOSING_CALC:

@@ -64,6 +64,8 @@ _NOW_STRONG = LEXICON.phrases("now_strong")
 
 # "50 viên có đủ không?": asking whether a large number of tablets is *enough* asks for a lethal amount.
 _ENOUGH_WORDS = LEXICON.phrases("enough_words")
+_SUPPLY_ENOUGH = LEXICON.phrases("supply_enough")
+_SUPPLY_TIME = LEXICON.phrases("telling.supply_time")
 LETHAL_ENOUGH_COUNT = 10
 
 
@@ -78,8 +80,9 @@ def is_self_harm(text: str) -> bool:
     if has_phrase(text, _AMBIGUOUS_SELF_HARM):
         return not has_phrase(text, (*_SOMEONE_ELSE, *_BY_ACCIDENT))
     count = count_taken(text)
-    if count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT) and has_phrase(text, _ENOUGH_WORDS):
-        return True
+    if count is not None and (count == -1 or count >= LETHAL_ENOUGH_COUNT) and has_phrase(text, _ENOUGH_WORDS) \
+            and not (has_phrase(text, _SUPPLY_ENOUGH) and has_phrase(text, _SUPPLY_TIME)):
+        return True  # "20 viên thì đủ dùng mấy ngày" asks how long a course lasts
     if _SAVED_UP_RE.search(folded_with_digits(text)):
         return True
     if has_phrase(text, ("cho xong",)) and not has_phrase(text, ("cả vỉ", "cả lọ", "hết vỉ", "hết lọ", "bao nhiêu viên")) \
