@@ -246,9 +246,13 @@ def test_the_drug_asked_is_screened_first_when_several_are_taken(demo_runtime):
     assert any(item["drug_id"] == "clarithromycin" for item in reply["safety"])
 
 
-def test_a_reduction_for_liver_failure_the_book_does_not_number_is_said_to_be_unstated(demo_runtime):
+def test_a_reduction_for_liver_failure_first_asks_how_severe(demo_runtime):
+    """Morphin's Chống chỉ định is "Suy gan nặng": "suy gan" alone touches it without deciding it (issue 24), so
+    no dose — not even "the book does not number it" — before the one question that decides it."""
     reply = demo_runtime.agent.handle("Người suy gan dùng morphin thì giảm còn bao nhiêu mg?", "unstated").to_json_dict()
-    assert reply["reason"] == "number_not_stated"
+    assert (reply["outcome"], reply["reason"]) == ("clarify", "contraindication_undetermined")
+    assert "nặng" in reply["answer"].split("cần biết thêm một điều:")[-1]
+    assert any(item["status"] == "undetermined" and item["quote"] == "Suy gan nặng." for item in reply["safety"])
 
 
 # Issue 26: facts the clinical review added to the book, through the whole in-memory agent.
