@@ -365,3 +365,11 @@ def test_the_models_crisis_is_not_trusted_on_a_section_name_or_a_refused_medicin
     assert model_turn_type(intent) is TurnType.CRISIS
     assert model_turn_type(intent, names_a_section=True) is TurnType.DRUG_ATTRIBUTE
     assert model_turn_type(intent, read_telling("Bé không chịu uống thuốc, cứ nhè ra")) is TurnType.DRUG_ATTRIBUTE
+
+
+def test_a_denied_finding_is_not_one_described():
+    """"không vàng da" says what the baby does not have: two parts of a turn are not two findings of an emergency."""
+    from duocthu.understanding.telling import read_telling
+
+    assert read_telling("Bé sinh đủ tháng, không vàng da").findings == 1
+    assert read_telling("Bé sốt cao, co giật, tím tái").findings == 3

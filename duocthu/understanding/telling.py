@@ -123,7 +123,7 @@ def read_telling(text: str) -> Telling:
                    wrong_time=_typed(text, _WRONG_TIME) and count_taken(text) is None,
                    refuses_or_exclaims=_typed(text, _REFUSES) or _typed(text, _EXCLAMATIONS),
                    taken=taken or count_taken(text) is not None,
-                   findings=sum(1 for part in _FINDING_SPLIT_RE.split(folded) if len(part.split()) >= 2))
+                   findings=_findings(folded))
 
 
 CRISIS, OVERDOSE_TAKEN, EMERGENCY = "crisis", "overdose_taken", "emergency"
@@ -173,3 +173,13 @@ SIGNAL_GATES: tuple[Gate, ...] = (
 def silenced(signal: str, telling: Telling) -> Gate | None:
     """The first gate that keeps the turn from raising ``signal``, or None."""
     return next((g for g in SIGNAL_GATES if signal in g.silences and g.holds(telling)), None)
+
+
+# A finding the turn denies ("không vàng da", "chưa sốt") is not one described.
+_DENIAL_STARTS = frozenset(fold(p) for p in LEXICON.phrases("denial_cues"))
+
+
+def _findings(folded: str) -> int:
+    """Parts of the turn between commas and "rồi"/"thì" that describe something (two words or more, not denied)."""
+    return sum(1 for part in _FINDING_SPLIT_RE.split(folded)
+               if len(part.split()) >= 2 and not any(part.strip().startswith(d + " ") for d in _DENIAL_STARTS))
