@@ -437,7 +437,9 @@ def _settled(findings: list[SafetyFinding], verdicts: list[tuple[Verdict, Chunk]
             left_open = _first(said[finding.quote], Status.UNDETERMINED)
             settled.append(replace(finding, applies=False, undetermined=True, question=left_open.question,
                                    decided_by=left_open.decided_by))
-        elif statuses != {Status.RULED_OUT}:
+        elif statuses != {Status.RULED_OUT} or (finding.applies and finding.kind is not FindingKind.AGE_LIMIT):
+            # ruled out hides a sentence only when the words alone did not find it applying (an age band read
+            # without its prematurity excepted): fail closed where the two readings disagree
             settled.append(finding)
     known = {f.quote for f in findings}
     for verdict, chunk in verdicts:

@@ -12,7 +12,7 @@ from duocthu.lexicon import LEXICON
 from duocthu.retrieval.safety import AllergyTerm, ConditionTerm, MedicationTerm, PatientProfile
 from duocthu.understanding.conditions import ConditionLexicon
 from duocthu.understanding.drugs import DrugResolver
-from duocthu.understanding.frame import Population, QueryFrame
+from duocthu.understanding.frame import PatientFacts, Population, QueryFrame
 
 SEVERE_RENAL = "suy thận nặng"
 
@@ -77,5 +77,15 @@ def patient_profile(frame: QueryFrame, lexicon: ConditionLexicon, resolver: Drug
         conditions=tuple(condition_term(label, lexicon) for label in dict.fromkeys(labels)),
         medications=tuple(medications), renal_clearance_ml_min=clearance,
         allergies=tuple(allergy_term(name, resolver) for name in patient.allergies), route=frame.route,
-        typed=patient, classes_by_drug={d: classes_of(e.atc_codes) for d, e in resolver.catalogue.items()},
+        typed=_the_patients_own(frame), classes_by_drug={d: classes_of(e.atc_codes) for d, e in resolver.catalogue.items()},
     )
+
+
+def _the_patients_own(frame: QueryFrame) -> PatientFacts:
+    """The typed facts judged against the drug's records: a baby's birth facts are not those of an adult patient
+    ("con em sinh non 34 tuần … em bị cao huyết áp": the mother takes the drug, the preterm baby is nursed)."""
+    patient = frame.patient
+    adult = frame.population in (Population.ADULT, Population.ELDERLY) or (frame.age_years or 0) >= 1
+    if adult and (patient.preterm is not None or patient.jaundice is not None or patient.gestation_weeks is not None):
+        return patient.model_copy(update={"preterm": None, "jaundice": None, "gestation_weeks": None})
+    return patient
