@@ -476,7 +476,10 @@ def _form(record: ContraindicationRecord, case: _Case) -> _Check | None:
     if case.form is None:
         return _Check(Status.NOT_RAISED, (), QUESTIONS["form"], gate=False)
     same = fold(case.form) in fold(record.form) or fold(record.form) in fold(case.form)
-    return _Check(Status.APPLIES if same else Status.RULED_OUT, (f"dùng {case.form}",), gate=False)
+    if not same:
+        # forms are compared by their words ("viên đạn" is "đặt trực tràng"): a mismatch of words rules nothing out
+        return _Check(Status.NOT_RAISED, (), QUESTIONS["form"], gate=False)
+    return _Check(Status.APPLIES, (f"dùng {case.form}",), gate=False)
 
 
 _RULES: tuple[Callable[[ContraindicationRecord, _Case], _Check | None], ...] = (
