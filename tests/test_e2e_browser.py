@@ -304,6 +304,7 @@ def test_the_browser_finds_a_brand_and_renders_tables(page):
     page.locator('[data-testid="stSidebar"] label').filter(has_text="Tra cứu Dược thư").first.click()
     search = page.get_by_role("textbox", name="Tìm thuốc")
     search.wait_for(timeout=30_000)
+    settle(page)  # the page switch's own rerun must end first, or it clears what is typed next
     search.fill("Panadol")
     search.press("Enter")
     page.get_by_text("Paracetamol — «Panadol»").wait_for(timeout=30_000)
