@@ -22,6 +22,7 @@ from duocthu.chunker import split_sentences
 from duocthu.drug_classes import CLASS_NAMES, classes_named, classes_of
 from duocthu.limits import NEWBORN_YEARS, parse_limits
 from duocthu.measures import MEASURE_NAMES, PURPOSE_NAMES, purposes_named, read_thresholds
+from duocthu.retrieval.reasoning import age_text
 from duocthu.text import fold, normalize, word_forms
 from duocthu.types import Chunk, ChunkKind, ContraindicationRecord, PopulationLimit, Threshold
 from duocthu.understanding.conditions import ConditionLexicon, ConditionMention
@@ -538,9 +539,9 @@ def _threshold_text(threshold: Threshold) -> str:
 def _population_text(limit: PopulationLimit) -> str:
     if limit.kind == "age":
         if limit.max_age_years is not None:
-            text = f"tuổi < {_age_text(limit.max_age_years)}"
+            text = f"tuổi < {age_text(limit.max_age_years)}"
         else:
-            text = f"tuổi ≥ {_age_text(limit.min_age_years or 0)}"
+            text = f"tuổi ≥ {age_text(limit.min_age_years or 0)}"
     elif limit.kind == "weight":
         text = f"cân nặng < {limit.max_weight_kg:g} kg"
     elif limit.kind == "pregnancy":
@@ -550,11 +551,3 @@ def _population_text(limit: PopulationLimit) -> str:
     if limit.route:
         text += f", đường {limit.route}"
     return text + (" — có điều kiện" if limit.conditional else "")
-
-
-def _age_text(years: float) -> str:
-    if years >= 1:
-        return f"{years:g} tuổi"
-    if years * 12 >= 1:
-        return f"{years * 12:.0f} tháng"
-    return f"{years * 365:.0f} ngày"

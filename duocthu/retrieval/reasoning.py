@@ -377,7 +377,7 @@ def _age_status(limit: PopulationLimit, case: _Case) -> _Check:
         if case.said_baby_facts:
             return _Check(Status.UNDETERMINED, (), QUESTIONS["age"])
         return _Check(Status.NOT_RAISED)
-    fact = (f"tuổi: {_age_text(age)}",)
+    fact = (f"tuổi: {age_text(age)}",)
     if limit.max_age_years is not None and age >= limit.max_age_years:
         return _Check(Status.RULED_OUT, fact)
     if limit.min_age_years is not None and age < limit.min_age_years:
@@ -388,14 +388,15 @@ def _age_status(limit: PopulationLimit, case: _Case) -> _Check:
 def _weight_status(limit: PopulationLimit, case: _Case) -> _Check:
     if case.weight_kg is None:
         if case.age_years is not None and case.age_years < 18:
-            return _Check(Status.UNDETERMINED, (f"tuổi: {_age_text(case.age_years)}",), QUESTIONS["weight"])
+            return _Check(Status.UNDETERMINED, (f"tuổi: {age_text(case.age_years)}",), QUESTIONS["weight"])
         return _Check(Status.NOT_RAISED)
     fact = (f"cân nặng: {case.weight_kg:g} kg",)
     below = limit.max_weight_kg is not None and case.weight_kg < limit.max_weight_kg
     return _Check(Status.APPLIES if below else Status.RULED_OUT, fact)
 
 
-def _age_text(years: float) -> str:
+def age_text(years: float) -> str:
+    """An age as the book writes it: years, else months, else days."""
     if years >= 1:
         return f"{years:g} tuổi"
     if years * 12 >= 1:
@@ -414,7 +415,7 @@ def _preterm(record: ContraindicationRecord, case: _Case) -> _Check | None:
         fact = ("sinh non",) if said else ("sinh đủ tháng",)
         return _Check(Status.APPLIES if said == record.preterm else Status.RULED_OUT, fact, gate=False)
     if case.is_baby is False:
-        return _Check(Status.RULED_OUT, (f"tuổi: {_age_text(case.age_years or 0)}",), gate=False)
+        return _Check(Status.RULED_OUT, (f"tuổi: {age_text(case.age_years or 0)}",), gate=False)
     status = Status.UNDETERMINED if case.is_baby else Status.NOT_RAISED
     return _Check(status, (), QUESTIONS["preterm"], gate=record.population is None)
 
